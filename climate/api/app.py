@@ -1,0 +1,53 @@
+"""The API as a WSGI application, with its middleware in order."""
+
+from keystonemiddleware import auth_token
+from oslo_config import cfg
+from oslo_log import log as logging
+from oslo_middleware import healthcheck
+from oslo_middleware import http_proxy_to_wsgi
+from oslo_middleware import request_id
+import pecan
+
+from climate.api import hooks
+from climate.api import middleware
+from climate.api import root
+from climate.conf import api as api_conf
+from climate.manager import rpcapi
+
+LOG = logging.getLogger(__name__)
+
+
+class _ConfHook(pecan.hooks.PecanHook):
+    def __init__(self, conf):
+        self.conf = conf
+
+    def before(self, state):
+        state.request.conf = self.conf
+
+
+def setup_app(conf=None, manager_api=None):
+    """Build the WSGI pipeline.
+
+    Outside in: proxy headers, request id, /healthcheck, JSON error bodies,
+    authentication (version discovery bypasses it), microversions, pecan.
+    """
+    conf = conf or cfg.CONF
+    manager_api = manager_api or rpcapi.ManagerAPI()
+    app = pecan.make_app(
+        root.RootController(),
+        hooks=[_ConfHook(conf), hooks.ContextHook(),
+               hooks.RPCHook(manager_api), hooks.ErrorHook()],
+        force_canonical=False, guess_content_type_from_ext=False)
+    versioned = middleware.Microversion(app)
+    if conf.auth_strategy == api_conf.AUTH_KEYSTONE:
+        authenticated = auth_token.AuthProtocol(
+            versioned, {'oslo_config_config': conf})
+    else:
+        authenticated = middleware.NoAuth(versioned, conf)
+    app = middleware.PublicPathsBypass(versioned, authenticated)
+    app = middleware.JsonErrors(app)
+    app = healthcheck.Healthcheck(app, {'path': '/healthcheck',
+                                        'backends': ''})
+    app = request_id.RequestId(app)
+    app = http_proxy_to_wsgi.HTTPProxyToWSGI(app, conf)
+    return app

@@ -1,0 +1,57 @@
+"""Pecan hooks: the request context, the RPC client, errors as JSON."""
+
+from oslo_log import log as logging
+import oslo_messaging as messaging
+from pecan import hooks
+import webob.exc
+
+from climate.api import errors
+from climate.api import microversion
+from climate import context
+from climate import exceptions
+from climate import policy
+
+LOG = logging.getLogger(__name__)
+
+
+class ContextHook(hooks.PecanHook):
+    """Build the RequestContext from the identity headers."""
+
+    def before(self, state):
+        ctx = context.RequestContext.from_environ(state.request.environ)
+        ctx.is_admin = policy.check(ctx, 'context_is_admin')
+        state.request.context = ctx
+
+
+class RPCHook(hooks.PecanHook):
+    """Give controllers the manager's RPC client."""
+
+    def __init__(self, rpcapi):
+        self.rpcapi = rpcapi
+
+    def before(self, state):
+        state.request.rpcapi = self.rpcapi
+
+
+class ErrorHook(hooks.PecanHook):
+    """Render every failure as Blazar's error body; hide internals."""
+
+    def on_error(self, state, exc):
+        version = state.request.environ.get(microversion.ENVIRON_KEY)
+        if isinstance(exc, exceptions.ClimateException):
+            if exc.code >= 500:
+                LOG.error('Request failed: %s', exc)
+            return errors.from_exception(exc, version)
+        if isinstance(exc, messaging.MessagingTimeout):
+            LOG.error('climate-manager did not answer: %s', exc)
+            return errors.response(
+                503, 'The reservation manager did not answer in time; try '
+                     'again later.', 'ServiceUnavailable', version)
+        if isinstance(exc, webob.exc.HTTPException):
+            return errors.response(exc.code, exc.explanation or exc.title,
+                                   exc.title.replace(' ', ''), version)
+        LOG.exception('Unexpected error on %s %s', state.request.method,
+                      state.request.path)
+        return errors.response(500, 'Internal Server Error',
+                               'INTERNAL_SERVER_ERROR', version)
+

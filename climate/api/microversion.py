@@ -1,0 +1,67 @@
+"""API microversions: ``OpenStack-API-Version: reservation X.Y``.
+
+History (also in doc/source/api-microversions.rst):
+
+* 1.0 - Blazar's v1 API.
+* 1.1 - ``GET /v1/leases``: pagination (``limit``, ``marker``, ``sort_key``,
+  ``sort_dir``, ``leases_links``) and filters (``status``, ``name``,
+  ``project_id`` for admins, ``time_from``/``time_to``).
+"""
+
+import re
+
+import microversion_parse
+
+SERVICE_TYPE = 'reservation'
+HEADER = 'OpenStack-API-Version'
+ENVIRON_KEY = 'climate.microversion'
+
+VERSIONS = ('1.0', '1.1')
+MIN = VERSIONS[0]
+MAX = VERSIONS[-1]
+
+_FORMAT = re.compile(r'^([1-9]\d*)\.(0|[1-9]\d*)$')
+
+
+class Version(tuple):
+    """A comparable (major, minor) pair."""
+
+    @classmethod
+    def parse(cls, text):
+        match = _FORMAT.match(text or '')
+        if not match:
+            raise ValueError(text)
+        return cls((int(match.group(1)), int(match.group(2))))
+
+    def __str__(self):
+        return '%d.%d' % self
+
+
+MIN_VERSION = Version.parse(MIN)
+MAX_VERSION = Version.parse(MAX)
+
+
+def from_headers(headers):
+    """The version a request asks for.
+
+    :raises ValueError: malformed header (400).
+    :raises LookupError: well-formed but not served (406).
+    """
+    try:
+        text = microversion_parse.get_version(headers,
+                                              service_type=SERVICE_TYPE)
+    except ValueError:
+        raise ValueError(headers.get(HEADER))
+    if text is None:
+        return MIN_VERSION
+    if text.strip() == 'latest':
+        return MAX_VERSION
+    version = Version.parse(text.strip())
+    if not MIN_VERSION <= version <= MAX_VERSION:
+        raise LookupError(str(version))
+    return version
+
+
+def of(request):
+    """The version already negotiated for a (webob/pecan) request."""
+    return request.environ.get(ENVIRON_KEY, MIN_VERSION)

@@ -1,0 +1,124 @@
+"""/v1/leases: parse, authorize, call the manager, answer."""
+
+import urllib.parse
+
+import pecan
+from pecan import rest
+
+from climate.api import microversion
+from climate.api.v1 import types
+from climate import dates
+from climate import exceptions
+from climate import policy
+
+PAGINATION_VERSION = microversion.Version.parse('1.1')
+LIST_PARAMS = frozenset(['limit', 'marker', 'sort_key', 'sort_dir', 'status',
+                         'name', 'project_id', 'time_from', 'time_to'])
+SORT_KEYS = ('created_at', 'name', 'start_date', 'end_date', 'status', 'id')
+
+
+def _int_param(name, value, maximum):
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        number = 0
+    if number < 1:
+        raise exceptions.InvalidInput(
+            reason='%s must be a positive integer, not %r' % (name, value))
+    return min(number, maximum)
+
+
+def _list_query(request, ctx):
+    """Translate 1.1 query parameters into the manager's list arguments."""
+    params = request.GET
+    unknown = set(params) - LIST_PARAMS
+    if unknown:
+        raise exceptions.InvalidInput(
+            reason='unknown query parameter(s) %s; accepted: %s' % (
+                ', '.join(sorted(unknown)), ', '.join(sorted(LIST_PARAMS))))
+    conf = pecan.request.conf
+    query = {'limit': _int_param('limit', params['limit'],
+                                 conf.api.max_limit)
+             if 'limit' in params else conf.api.default_limit,
+             'marker': params.get('marker'),
+             'sort_key': params.get('sort_key', 'created_at'),
+             'sort_dir': params.get('sort_dir', 'asc')}
+    if query['sort_key'] not in SORT_KEYS:
+        raise exceptions.InvalidInput(
+            reason='sort_key must be one of %s' % ', '.join(SORT_KEYS))
+    if query['sort_dir'] not in ('asc', 'desc'):
+        raise exceptions.InvalidInput(reason="sort_dir must be asc or desc")
+    filters = {}
+    if params.getall('status'):
+        filters['status'] = [s.upper() for v in params.getall('status')
+                             for s in v.split(',') if s]
+    if 'name' in params:
+        filters['name'] = params['name']
+    for key in ('time_from', 'time_to'):
+        if key in params:
+            filters[key] = dates.format(dates.parse(params[key], key))
+    query['filters'] = filters
+    if 'project_id' in params:
+        policy.authorize(ctx, 'climate:leases:list:all_projects')
+        query['project_id'] = params['project_id']
+    return query
+
+
+def _next_link(request, leases, limit):
+    if len(leases) < limit:
+        return []
+    params = [(k, v) for k, v in request.GET.items() if k != 'marker']
+    params.append(('marker', leases[-1]['id']))
+    return [{'rel': 'next',
+             'href': '%s?%s' % (request.path_url,
+                                urllib.parse.urlencode(params))}]
+
+
+class LeasesController(rest.RestController):
+
+    @pecan.expose('json')
+    def get_all(self):
+        request = pecan.request
+        ctx = request.context
+        policy.authorize(ctx, 'climate:leases:list')
+        if microversion.of(request) < PAGINATION_VERSION:
+            # 1.0: Blazar's behaviour, the whole list, no parameters
+            return {'leases': request.rpcapi.list_leases(ctx)}
+        query = _list_query(request, ctx)
+        leases = request.rpcapi.list_leases(ctx, **query)
+        body = {'leases': leases}
+        links = _next_link(request, leases, query['limit'])
+        if links:
+            body['leases_links'] = links
+        return body
+
+    @pecan.expose('json')
+    def get_one(self, lease_id):
+        ctx = pecan.request.context
+        policy.authorize(ctx, 'climate:leases:get')
+        return {'lease': pecan.request.rpcapi.get_lease(ctx, lease_id)}
+
+    @pecan.expose('json')
+    def post(self):
+        ctx = pecan.request.context
+        policy.authorize(ctx, 'climate:leases:create')
+        body = types.parse(pecan.request, types.LeaseCreate)
+        lease = pecan.request.rpcapi.create_lease(ctx, body)
+        pecan.response.status = 201
+        return {'lease': lease}
+
+    @pecan.expose('json')
+    def put(self, lease_id):
+        ctx = pecan.request.context
+        policy.authorize(ctx, 'climate:leases:update')
+        body = types.parse(pecan.request, types.LeaseUpdate)
+        return {'lease': pecan.request.rpcapi.update_lease(ctx, lease_id,
+                                                           body)}
+
+    @pecan.expose()
+    def delete(self, lease_id):
+        ctx = pecan.request.context
+        policy.authorize(ctx, 'climate:leases:delete')
+        pecan.request.rpcapi.delete_lease(ctx, lease_id)
+        pecan.response.status = 204
+        return ''

@@ -1,0 +1,16 @@
+"""/v1."""
+
+import pecan
+
+from climate.api.v1 import leases
+
+
+class V1Controller:
+
+    leases = leases.LeasesController()
+
+    @pecan.expose('json')
+    def index(self):
+        return {'resources': [{'name': 'leases', 'links': [
+            {'rel': 'self', 'href': pecan.request.path_url.rstrip('/') +
+             '/leases'}]}]}

@@ -1,0 +1,139 @@
+"""Request bodies of /v1, as WSME types.
+
+WSME checks field names (unknown ones are refused), types and lengths; the
+meaning of the values (dates, windows, plugin parameters) is checked by
+the manager, in one place for every caller.
+"""
+
+import json
+
+import wsme
+from wsme.rest import json as wsme_json
+from wsme import types as wtypes
+
+from climate import exceptions
+
+MAX_BODY = 1024 * 1024
+
+
+class JsonScalar(wtypes.UserType):
+    """A string, number, boolean or null: a plugin parameter's value."""
+
+    basetype = wtypes.text
+    name = 'json_scalar'
+
+    def validate(self, value):
+        if value is None or isinstance(value, (str, int, float, bool)):
+            return value
+        raise ValueError('must be a string, number, boolean or null, not %s'
+                         % type(value).__name__)
+
+
+json_scalar = JsonScalar()
+
+
+@wsme_json.fromjson.when_object(json_scalar)
+def _scalar_fromjson(datatype, value):
+    return datatype.validate(value)
+
+
+Date = wtypes.StringType(max_length=64)
+Duration = wtypes.StringType(max_length=32)
+Params = wtypes.DictType(wtypes.text, json_scalar)
+
+
+class LeaseCreate(wtypes.Base):
+    """POST /v1/leases, ``{"name": ..., "start_date": ..., ...}``."""
+
+    name = wtypes.StringType(max_length=255)
+    start_date = Date
+    end_date = Date
+    before_end_date = Date
+    reservations = [Params]
+    events = [Params]
+
+
+class LeaseUpdate(wtypes.Base):
+    """PUT /v1/leases/{id}."""
+
+    name = wtypes.StringType(max_length=255)
+    start_date = Date
+    end_date = Date
+    before_end_date = Date
+    prolong_for = Duration
+    reduce_by = Duration
+    defer_by = Duration
+    advance_by = Duration
+    reservations = [Params]
+    events = [Params]
+
+
+def _to_dict(obj, datatype):
+    out = {}
+    for attr in wtypes.list_attributes(datatype):
+        value = getattr(obj, attr.key)
+        if value is not wtypes.Unset:
+            out[attr.name] = value
+    return out
+
+
+def _check_nested(path, datatype, value):
+    """Name the exact place of a bad value inside lists and objects."""
+    if value is None:
+        return
+    if isinstance(datatype, wtypes.ArrayType):
+        if not isinstance(value, list):
+            raise exceptions.InvalidInput(reason='%s must be a list' % path)
+        for index, item in enumerate(value):
+            _check_nested('%s[%d]' % (path, index), datatype.item_type, item)
+    elif isinstance(datatype, wtypes.DictType):
+        if not isinstance(value, dict):
+            raise exceptions.InvalidInput(reason='%s must be an object' %
+                                          path)
+        for key, item in value.items():
+            _check_nested('%s.%s' % (path, key), datatype.value_type, item)
+    elif datatype is json_scalar:
+        try:
+            datatype.validate(value)
+        except ValueError as exc:
+            raise exceptions.InvalidInput(reason='%s %s' % (path, exc))
+
+
+def parse(request, datatype):
+    """Decode and type-check a JSON request body into a plain dict.
+
+    :raises MalformedRequestBody / InvalidInput: what is wrong, and where.
+    """
+    if not request.body:
+        raise exceptions.MalformedRequestBody(reason='the body is empty')
+    if len(request.body) > MAX_BODY:
+        raise exceptions.MalformedRequestBody(
+            reason='the body is larger than %d bytes' % MAX_BODY)
+    ctype = request.content_type or 'application/json'
+    if ctype != 'application/json':
+        raise exceptions.MalformedRequestBody(
+            reason="content type must be application/json, not '%s'" % ctype)
+    try:
+        data = json.loads(request.body)
+    except ValueError as exc:
+        raise exceptions.MalformedRequestBody(reason='not JSON (%s)' % exc)
+    if not isinstance(data, dict):
+        raise exceptions.MalformedRequestBody(
+            reason='the body must be a JSON object')
+    for attr in wtypes.list_attributes(datatype):
+        if attr.name in data:
+            _check_nested(attr.name, attr.datatype, data[attr.name])
+    try:
+        obj = wsme_json.fromjson(datatype, data)
+    except wsme.exc.UnknownAttribute as exc:
+        raise exceptions.InvalidInput(
+            reason='unknown field(s) %s' % ', '.join(
+                sorted('.'.join([*exc.fieldname_chain, a])
+                       if getattr(exc, 'fieldname_chain', None) else a
+                       for a in exc.attributes)))
+    except wsme.exc.InvalidInput as exc:
+        raise exceptions.InvalidInput(
+            reason='%s: %s' % (exc.fieldname, exc.msg))
+    except (ValueError, TypeError) as exc:
+        raise exceptions.InvalidInput(reason=str(exc))
+    return _to_dict(obj, datatype)

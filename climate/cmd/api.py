@@ -1,0 +1,27 @@
+"""climate-api: the REST API in a multi-threaded WSGI server."""
+
+import threading
+
+from oslo_config import cfg
+
+from climate.api import app
+from climate.api import server
+from climate import rpc
+from climate import service
+
+CONF = cfg.CONF
+
+
+def main():
+    service.prepare()
+    service.warn_if_noauth_exposed()
+    rpc.init()
+    api = server.APIServer(app.setup_app(), CONF.host, CONF.port,
+                           CONF.api.threads)
+    thread = threading.Thread(target=api.serve_forever, daemon=True)
+    thread.start()
+    try:
+        service.wait_for_signal()
+    finally:
+        api.stop()
+        rpc.cleanup()

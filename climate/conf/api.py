@@ -1,0 +1,47 @@
+from oslo_config import cfg
+
+AUTH_KEYSTONE = 'keystone'
+AUTH_NOAUTH = 'noauth'
+
+default_opts = [
+    cfg.HostAddressOpt('host', default='127.0.0.1',
+                       help='Address climate-api listens on.'),
+    cfg.PortOpt('port', default=1234, help='Port climate-api listens on.'),
+    cfg.StrOpt('auth_strategy', default=AUTH_KEYSTONE,
+               choices=[(AUTH_KEYSTONE, 'keystonemiddleware auth_token'),
+                        (AUTH_NOAUTH, 'trust X-Project-Id/X-User-Id/X-Roles '
+                                      'headers; for a single trusted user on '
+                                      'loopback only')],
+               help='How the API authenticates requests.'),
+]
+
+api_opts = [
+    cfg.IntOpt('threads', default=8, min=1,
+               help='Worker threads of the climate-api WSGI server.'),
+    cfg.IntOpt('max_limit', default=1000, min=1,
+               help='Largest page a list request may ask for.'),
+    cfg.IntOpt('default_limit', default=1000, min=1,
+               help='Page size when a paginated list gives no limit.'),
+    cfg.IntOpt('max_name_length', default=80, min=1, max=255,
+               help='Longest lease name accepted.'),
+]
+
+noauth_opts = [
+    cfg.StrOpt('project_id', default='embedded',
+               help='Project of requests without X-Project-Id (noauth).'),
+    cfg.StrOpt('user_id', default='embedded',
+               help='User of requests without X-User-Id (noauth).'),
+    cfg.ListOpt('roles', default=['admin', 'member', 'reader'],
+                help='Roles of requests without X-Roles (noauth).'),
+]
+
+
+def register_opts(conf):
+    conf.register_opts(default_opts)
+    conf.register_opts(api_opts, group='api')
+    conf.register_opts(noauth_opts, group='noauth')
+
+
+def list_opts():
+    return [('DEFAULT', default_opts), ('api', api_opts),
+            ('noauth', noauth_opts)]

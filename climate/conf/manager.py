@@ -1,0 +1,37 @@
+from oslo_config import cfg
+
+manager_opts = [
+    cfg.ListOpt('plugins', default=['noop'],
+                help='Resource plugins to load (names of entry points in '
+                     'the climate.resource.plugins namespace).'),
+    cfg.IntOpt('minutes_before_end_lease', default=60, min=0,
+               help='Default offset of the before_end_lease event, in '
+                    'minutes before the end; 0 creates no such event unless '
+                    'a lease asks for one with before_end_date.'),
+    cfg.IntOpt('event_claim_batch', default=50, min=1,
+               help='How many due events a manager claims at once.'),
+    cfg.IntOpt('event_claim_ttl', default=60, min=5,
+               help='Seconds a claim on an event lasts; a crashed '
+                    "manager's events are taken over when it expires."),
+    cfg.IntOpt('event_workers', default=4, min=1,
+               help='Events a manager runs in parallel.'),
+    cfg.IntOpt('event_max_attempts', default=5, min=1,
+               help='Attempts at an event before it and its lease go to '
+                    'ERROR.'),
+    cfg.FloatOpt('event_retry_backoff', default=2.0, min=0.1,
+                 help='Seconds before the first retry of a failed event; '
+                      'doubled on each further attempt.'),
+    cfg.FloatOpt('event_retry_max_backoff', default=300.0, min=1,
+                 help='Longest wait between two attempts at an event.'),
+    cfg.FloatOpt('max_sleep', default=30.0, min=0.5,
+                 help='Longest a manager sleeps without looking for due '
+                      'events, even if nothing is due and nobody wakes it.'),
+]
+
+
+def register_opts(conf):
+    conf.register_opts(manager_opts, group='manager')
+
+
+def list_opts():
+    return [('manager', manager_opts)]

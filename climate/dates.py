@@ -1,0 +1,75 @@
+"""Parsing and formatting of the dates and durations the API accepts.
+
+Accepted: ``now``, ``YYYY-MM-DD HH:MM`` (UTC, Blazar's format), and ISO
+8601 with or without an offset (no offset means UTC).  Everything is stored
+as naive UTC with second precision.
+"""
+
+import datetime
+import re
+
+from oslo_utils import timeutils
+
+from climate import exceptions
+
+BLAZAR_FORMAT = '%Y-%m-%d %H:%M'
+OUTPUT_FORMAT = '%Y-%m-%dT%H:%M:%S.%f'
+NOW = 'now'
+
+_DURATION = re.compile(r'^\s*(\d+)\s*([smhdw]?)\s*$')
+_UNIT_SECONDS = {'': 1, 's': 1, 'm': 60, 'h': 3600, 'd': 86400,
+                 'w': 7 * 86400}
+
+
+def utcnow():
+    """Current UTC time, naive, truncated to the second."""
+    return timeutils.utcnow().replace(microsecond=0, tzinfo=None)
+
+
+def parse(value, field, now=None):
+    """Parse a user-supplied date into naive UTC at second precision.
+
+    :param field: the request field, named in the error message.
+    :param now: the time ``now`` stands for (defaults to the current time).
+    :raises InvalidDate: the value is not one of the accepted forms.
+    """
+    if not isinstance(value, str):
+        raise exceptions.InvalidDate(field=field, value=value)
+    text = value.strip()
+    if text.lower() == NOW:
+        return now or utcnow()
+    try:
+        parsed = datetime.datetime.strptime(text, BLAZAR_FORMAT)
+    except ValueError:
+        parsed = None
+    if parsed is None:
+        iso = text[:-1] + '+00:00' if text.endswith(('Z', 'z')) else text
+        try:
+            parsed = datetime.datetime.fromisoformat(iso)
+        except ValueError:
+            raise exceptions.InvalidDate(field=field, value=value)
+    if parsed.tzinfo is not None:
+        parsed = parsed.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+    if not datetime.datetime(1970, 1, 1) <= parsed < datetime.datetime(
+            9999, 1, 1):
+        raise exceptions.InvalidDate(field=field, value=value)
+    return parsed.replace(microsecond=0)
+
+
+def parse_duration(value, field):
+    """Parse ``30m``, ``2h``, ``1d``, ``1w`` or bare seconds into a timedelta."""
+    match = _DURATION.match(str(value)) if isinstance(value, (str, int)) \
+        else None
+    if match is None or isinstance(value, bool):
+        raise exceptions.InvalidInput(
+            reason="%s must be a whole number followed by s, m, h, d or w "
+                   "(e.g. '2h'), not %r" % (field, value))
+    return datetime.timedelta(
+        seconds=int(match.group(1)) * _UNIT_SECONDS[match.group(2)])
+
+
+def format(value):
+    """Render a stored date as Blazar does (``2030-01-31T12:00:00.000000``)."""
+    if value is None:
+        return None
+    return value.strftime(OUTPUT_FORMAT)

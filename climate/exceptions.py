@@ -1,0 +1,105 @@
+"""Errors a user or operator can act on.
+
+Each carries the HTTP status the API answers with.  They travel over RPC:
+the API allows this module in ``allowed_remote_exmods`` so a manager-side
+error is re-raised in the API process as the same class, with its message.
+"""
+
+
+class ClimateException(Exception):
+    """Base error; ``msg_fmt`` is filled from keyword arguments."""
+
+    code = 500
+    msg_fmt = "An unknown error occurred."
+
+    def __init__(self, message=None, **kwargs):
+        self.kwargs = kwargs
+        if message is None:
+            try:
+                message = self.msg_fmt % kwargs
+            except (KeyError, TypeError):
+                message = self.msg_fmt
+        self.message = str(message)
+        super().__init__(self.message)
+
+    def __str__(self):
+        return self.message
+
+    @property
+    def error_name(self):
+        return type(self).__name__.replace('_Remote', '')
+
+
+class InvalidInput(ClimateException):
+    code = 400
+    msg_fmt = "Invalid input: %(reason)s"
+
+
+class MalformedRequestBody(InvalidInput):
+    msg_fmt = "Malformed request body: %(reason)s"
+
+
+class InvalidDate(InvalidInput):
+    msg_fmt = ("Invalid %(field)s '%(value)s': use 'YYYY-MM-DD HH:MM', 'now' "
+               "or ISO 8601 (e.g. 2030-01-31T12:00:00+01:00).")
+
+
+class UnsupportedResourceType(InvalidInput):
+    msg_fmt = ("Unknown resource_type '%(resource_type)s'; this cloud "
+               "offers: %(available)s.")
+
+
+class InvalidAPIVersion(InvalidInput):
+    msg_fmt = "Invalid OpenStack-API-Version header: %(reason)s"
+
+
+class NotAuthenticated(ClimateException):
+    code = 401
+    msg_fmt = "Authentication required."
+
+
+class PolicyNotAuthorized(ClimateException):
+    code = 403
+    msg_fmt = "Policy doesn't allow %(action)s to be performed."
+
+
+class NotFound(ClimateException):
+    code = 404
+    msg_fmt = "%(kind)s %(id)s could not be found."
+
+
+class LeaseNotFound(NotFound):
+    msg_fmt = "Lease %(id)s could not be found."
+
+
+class APIVersionNotAcceptable(ClimateException):
+    code = 406
+    msg_fmt = ("Version %(version)s is not supported by the API. Minimum is "
+               "%(min)s and maximum is %(max)s.")
+
+
+class Conflict(ClimateException):
+    code = 409
+    msg_fmt = "Conflict: %(reason)s"
+
+
+class LeaseNameAlreadyExists(Conflict):
+    msg_fmt = "A lease named '%(name)s' already exists in this project."
+
+
+class InvalidState(Conflict):
+    msg_fmt = "%(kind)s %(id)s is %(status)s: %(reason)s"
+
+
+class InvalidStateTransition(ClimateException):
+    """A bug, not a user error: code tried an undeclared transition."""
+    msg_fmt = "%(kind)s cannot go from %(current)s to %(new)s."
+
+
+class ServiceUnavailable(ClimateException):
+    code = 503
+    msg_fmt = "Service unavailable: %(reason)s"
+
+
+class PluginActionError(ClimateException):
+    msg_fmt = "%(plugin)s %(action)s failed: %(reason)s"

@@ -1,0 +1,289 @@
+"""The event engine: runs start, end and before-end events exactly once.
+
+Several managers run one engine each against the same database.  An engine
+
+1. claims due events in SQL (``db.api.events_claim``): owner, a fresh
+   token, and ``due_at`` pushed to the claim's expiry, with SKIP LOCKED
+   where the database has it;
+2. runs each claimed event in two transactions.  The first locks the lease,
+   checks the claim is still its own and marks the lease STARTING or
+   TERMINATING.  The second locks the lease and the event again, calls the
+   plugins, and commits their SQL effects together with the event's DONE.
+   A manager killed in the middle rolls the second transaction back; its
+   claim expires and another engine runs the event again.  Plugins' cloud
+   actions are idempotent, so that re-run finishes the job;
+3. on failure, puts the event back with an exponential backoff, or, after
+   ``event_max_attempts``, marks the event and the lease ERROR with the
+   reason;
+4. sleeps until the next due time, or until woken by a fanout RPC from a
+   manager that changed a lease.
+"""
+
+import concurrent.futures
+import datetime
+import threading
+import uuid
+
+from oslo_config import cfg
+from oslo_log import log as logging
+
+from climate import context as climate_context
+from climate import dates
+from climate.db import api as db_api
+from climate import exceptions
+from climate.manager import lease_input
+from climate.manager import views
+from climate.notifications import lease as lease_notifications
+from climate import states
+
+LOG = logging.getLogger(__name__)
+CONF = cfg.CONF
+
+# An end (or before-end) that comes due before the start has run waits this
+# long before looking again; it is not counted as an attempt.
+_WAIT_FOR_START = datetime.timedelta(seconds=1)
+
+
+_NOTIFICATION = {lease_input.START: lease_notifications.START,
+                 lease_input.END: lease_notifications.END,
+                 lease_input.BEFORE_END: lease_notifications.BEFORE_END}
+
+
+class ClaimLost(Exception):
+    """Another engine took this event over; leave it alone."""
+
+
+def backoff(attempts, base, ceiling):
+    """Seconds to wait after the ``attempts``-th failed attempt."""
+    return min(ceiling, base * (2 ** max(0, attempts - 1)))
+
+
+class EventEngine:
+    """Claims and runs due events; one per manager process."""
+
+    def __init__(self, owner, plugins, notifier):
+        self.owner = owner
+        self.plugins = plugins
+        self.notifier = notifier
+        self._wakeup = threading.Event()
+        self._stopping = threading.Event()
+        self._thread = None
+        self._workers = CONF.manager.event_workers
+        self._pool = concurrent.futures.ThreadPoolExecutor(
+            self._workers, thread_name_prefix='climate-event')
+        self._slots = threading.Semaphore(self._workers * 2)
+
+    # -- lifecycle -----------------------------------------------------------
+
+    def start(self):
+        """Start the engine's loop in a thread of its own."""
+        self._thread = threading.Thread(target=self._loop, daemon=True,
+                                        name='climate-event-engine')
+        self._thread.start()
+
+    def stop(self, timeout=30):
+        """Stop claiming, let running events finish."""
+        self._stopping.set()
+        self._wakeup.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+        self._pool.shutdown(wait=True)
+
+    def wake(self):
+        """Look for due events now rather than at the planned time."""
+        self._wakeup.set()
+
+    # -- the loop ------------------------------------------------------------
+
+    def _loop(self):
+        ctx = climate_context.admin_context()
+        while not self._stopping.is_set():
+            try:
+                claimed = self.run_once(ctx)
+            except Exception:
+                LOG.exception('Event engine pass failed; retrying')
+                claimed = 0
+                self._stopping.wait(1)
+            if claimed:
+                continue
+            self._sleep(ctx)
+
+    def _sleep(self, ctx):
+        timeout = CONF.manager.max_sleep
+        try:
+            nxt = db_api.next_due(ctx)
+        except Exception:
+            LOG.exception('Cannot read the next due time')
+            nxt = None
+        if nxt is not None:
+            wait = (nxt - dates.utcnow()).total_seconds()
+            timeout = max(0.0, min(timeout, wait))
+        if timeout > 0:
+            self._wakeup.wait(timeout)
+        self._wakeup.clear()
+
+    def run_once(self, ctx):
+        """Claim what is due and hand it to the workers; returns the count."""
+        free = 0
+        while self._slots.acquire(blocking=False):
+            free += 1
+            if free >= CONF.manager.event_claim_batch:
+                break
+        if not free:
+            # all workers busy: wait for one slot, then claim
+            self._slots.acquire()
+            free = 1
+        token = str(uuid.uuid4())
+        now = dates.utcnow()
+        try:
+            ids = db_api.events_claim(
+                ctx, self.owner, token, now, free,
+                datetime.timedelta(seconds=CONF.manager.event_claim_ttl))
+        except Exception:
+            for _ in range(free):
+                self._slots.release()
+            raise
+        for _ in range(free - len(ids)):
+            self._slots.release()
+        for event_id in ids:
+            future = self._pool.submit(self.run_event, event_id, token)
+            future.add_done_callback(lambda _f: self._slots.release())
+        return len(ids)
+
+    # -- one event -----------------------------------------------------------
+
+    def run_event(self, event_id, token):
+        """Run one claimed event; never raises."""
+        ctx = climate_context.admin_context()
+        try:
+            event_type = self._prepare(ctx, event_id, token)
+            if event_type is None:
+                return
+            lease = self._execute(ctx, event_id, token)
+            self._notify(ctx, event_type, lease)
+        except ClaimLost:
+            LOG.info('Event %s was taken over by another manager', event_id)
+        except exceptions.LeaseNotFound:
+            LOG.info('Lease of event %s was deleted meanwhile', event_id)
+        except Exception as exc:
+            LOG.warning('Event %s failed: %s', event_id, exc,
+                        exc_info=not isinstance(
+                            exc, exceptions.ClimateException))
+            try:
+                self._failed(ctx, event_id, token, exc)
+            except (ClaimLost, exceptions.LeaseNotFound):
+                pass
+            except Exception:
+                LOG.exception('Cannot record the failure of event %s; its '
+                              'claim will expire and it will run again',
+                              event_id)
+
+    def _locked(self, ctx, event_id, token):
+        """Lock the lease, then the event, and check the claim is ours."""
+        event = db_api.event_get(ctx, event_id)
+        if event is None:
+            raise exceptions.LeaseNotFound(id='of event %s' % event_id)
+        lease = db_api.lease_get(ctx, event.lease_id, for_update=True)
+        event = db_api.event_get(ctx, event_id, for_update=True)
+        if (event is None or event.status != states.IN_PROGRESS or
+                event.claim_token != token):
+            raise ClaimLost()
+        return lease, event
+
+    def _release(self, event, due):
+        """Give the event back unclaimed, due again at ``due``."""
+        db_api.set_status(event, 'event', states.UNDONE)
+        event.due_at = due
+        event.claimed_by = event.claim_token = None
+
+    def _prepare(self, ctx, event_id, token):
+        """First transaction: check the event may run, mark the lease.
+
+        Returns the event type, or None when the event must wait or has
+        nothing to do.
+        """
+        with db_api.writer(ctx):
+            lease, event = self._locked(ctx, event_id, token)
+            now = dates.utcnow()
+            if event.time > now:
+                # the lease was rescheduled after the claim
+                self._release(event, event.time)
+                return None
+            start = next((e for e in lease.events
+                          if e.event_type == lease_input.START), None)
+            if event.event_type != lease_input.START and start is not None \
+                    and start.status in (states.UNDONE, states.IN_PROGRESS):
+                self._release(event, now + _WAIT_FOR_START)
+                return None
+            event.attempts += 1
+            if event.event_type == lease_input.START:
+                db_api.set_status(lease, 'lease', states.STARTING)
+            elif event.event_type == lease_input.END:
+                if lease.status != states.TERMINATED:
+                    db_api.set_status(lease, 'lease', states.TERMINATING)
+            elif lease.status != states.ACTIVE:
+                # before_end of a lease that never became active: nothing to
+                # warn about
+                db_api.set_status(event, 'event', states.DONE)
+                return None
+            return event.event_type
+
+    def _execute(self, ctx, event_id, token):
+        """Second transaction: the plugins' actions and the event's DONE."""
+        with db_api.writer(ctx):
+            lease, event = self._locked(ctx, event_id, token)
+            view = views.lease(lease)
+            event_view = views.event(event)
+            for res, res_view in zip(lease.reservations,
+                                     view['reservations']):
+                if res.status == states.RES_DELETED:
+                    continue
+                plugin = self.plugins.get(res.resource_type)
+                if event.event_type == lease_input.START:
+                    plugin.on_start(ctx, view, res_view, event_view)
+                    db_api.set_status(res, 'reservation', states.RES_ACTIVE)
+                elif event.event_type == lease_input.END:
+                    plugin.on_end(ctx, view, res_view, event_view)
+                    db_api.set_status(res, 'reservation', states.RES_DELETED)
+                else:
+                    plugin.before_end(ctx, view, res_view, event_view)
+            if event.event_type == lease_input.START:
+                db_api.set_status(lease, 'lease', states.ACTIVE)
+                lease.status_reason = None
+            elif event.event_type == lease_input.END:
+                db_api.set_status(lease, 'lease', states.TERMINATED)
+            db_api.set_status(event, 'event', states.DONE)
+            event.last_error = None
+            event.claimed_by = event.claim_token = None
+            db_api.flush(ctx)
+            return views.lease(lease)
+
+    def _failed(self, ctx, event_id, token, exc):
+        """Third transaction: schedule a retry or give up with the reason."""
+        reason = '%s: %s' % (type(exc).__name__.replace('_Remote', ''), exc)
+        with db_api.writer(ctx):
+            lease, event = self._locked(ctx, event_id, token)
+            event.last_error = reason[:4000]
+            limit = CONF.manager.event_max_attempts
+            if event.attempts >= limit:
+                db_api.set_status(event, 'event', states.EVENT_ERROR)
+                event.claimed_by = event.claim_token = None
+                db_api.set_status(
+                    lease, 'lease', states.ERROR,
+                    reason='%s failed after %d attempts: %s' % (
+                        event.event_type, event.attempts, reason))
+                LOG.error('Event %s of lease %s gave up: %s', event.id,
+                          lease.id, reason)
+                return
+            delay = backoff(event.attempts, CONF.manager.event_retry_backoff,
+                            CONF.manager.event_retry_max_backoff)
+            retry_at = dates.utcnow() + datetime.timedelta(
+                seconds=round(delay))
+            self._release(event, retry_at)
+            lease.status_reason = (
+                '%s attempt %d of %d failed (%s); next attempt at %s UTC' % (
+                    event.event_type, event.attempts, limit, reason,
+                    retry_at.strftime('%Y-%m-%d %H:%M:%S')))[:4000]
+
+    def _notify(self, ctx, event_type, lease):
+        self.notifier.send(ctx, _NOTIFICATION[event_type], lease)

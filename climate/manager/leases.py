@@ -1,0 +1,233 @@
+"""The lease service: create, update, delete and read leases.
+
+Each change is one database transaction covering the lease, its
+reservations, its events and whatever the plugins allocate; a failure
+anywhere rolls all of it back.  Notifications and engine wake-ups go out
+only after the commit.
+"""
+
+from oslo_config import cfg
+from oslo_log import log as logging
+
+from climate import dates
+from climate.db import api as db_api
+from climate.db import models
+from climate import exceptions
+from climate.manager import lease_input
+from climate.manager import views
+from climate.notifications import lease as lease_notifications
+from climate import states
+
+LOG = logging.getLogger(__name__)
+CONF = cfg.CONF
+
+
+def _scope(ctx):
+    """The project a caller is confined to; None for admins."""
+    return None if ctx.is_admin else ctx.project_id
+
+
+def _event_values(event_type, when):
+    return {'event_type': event_type, 'time': when, 'due_at': when,
+            'status': states.UNDONE}
+
+
+def _before_end_of(lease):
+    for ev in lease.events:
+        if ev.event_type == lease_input.BEFORE_END:
+            return ev
+    return None
+
+
+class LeaseService:
+    """Domain operations on leases; called by the RPC endpoint."""
+
+    def __init__(self, plugins, notifier, wake):
+        """:param wake: callable telling every event engine to look again."""
+        self.plugins = plugins
+        self.notifier = notifier
+        self.wake = wake
+
+    # -- reading -------------------------------------------------------------
+
+    def get(self, ctx, lease_id):
+        """The lease as a dict; LeaseNotFound outside the caller's scope."""
+        return views.lease(db_api.lease_get(ctx, lease_id, _scope(ctx)))
+
+    def list(self, ctx, project_id=None, filters=None, limit=None,
+             marker=None, sort_key='created_at', sort_dir='asc'):
+        """Leases visible to the caller, filtered and paginated.
+
+        Admins see every project unless ``project_id`` narrows the list.
+        """
+        scope = _scope(ctx)
+        if scope is None:
+            scope = project_id
+        rows = db_api.lease_list(ctx, scope, filters, limit, marker,
+                                 sort_key, sort_dir)
+        return [views.lease(row) for row in rows]
+
+    # -- creating ------------------------------------------------------------
+
+    @db_api.retry_on_deadlock
+    def create(self, ctx, body):
+        """Validate, allocate and store a lease; all or nothing."""
+        now = dates.utcnow()
+        values = lease_input.parse_create(
+            body, now, CONF.api.max_name_length,
+            CONF.manager.minutes_before_end_lease)
+        requests = [(self.plugins.get(rtype), params)
+                    for rtype, params in values['reservations']]
+        validated = [(plugin, plugin.validate(params))
+                     for plugin, params in requests]
+
+        events = [_event_values(lease_input.START, values['start_date']),
+                  _event_values(lease_input.END, values['end_date'])]
+        if values['before_end_date'] is not None:
+            events.append(_event_values(lease_input.BEFORE_END,
+                                        values['before_end_date']))
+        row_values = {
+            'name': values['name'],
+            'start_date': values['start_date'],
+            'end_date': values['end_date'],
+            'project_id': ctx.project_id,
+            'user_id': ctx.user_id,
+            'trust_id': getattr(ctx, 'trust_id', None),
+            'status': states.PENDING,
+        }
+        reservations = [{'resource_type': plugin.resource_type,
+                         'params': params, 'status': states.RES_PENDING}
+                        for plugin, params in validated]
+        with db_api.writer(ctx):
+            if db_api.lease_name_exists(ctx, ctx.project_id, values['name']):
+                raise exceptions.LeaseNameAlreadyExists(name=values['name'])
+            lease = db_api.lease_create(ctx, row_values, reservations, events)
+            lease_view = views.lease(lease)
+            for res, res_view in zip(lease.reservations,
+                                     lease_view['reservations']):
+                res.resource_id = self.plugins.get(res.resource_type).reserve(
+                    ctx, lease_view, res_view)
+            db_api.flush(ctx)
+            result = views.lease(lease)
+        LOG.info('Lease %s (%s) created for project %s', result['id'],
+                 result['name'], result['project_id'])
+        self.notifier.send(ctx, lease_notifications.CREATE, result)
+        self.wake()
+        return result
+
+    # -- updating ------------------------------------------------------------
+
+    @db_api.retry_on_deadlock
+    def update(self, ctx, lease_id, body):
+        """Change name, dates or reservations; the lease is unchanged on
+        any failure."""
+        now = dates.utcnow()
+        self._refuse_if_busy(ctx, lease_id)
+        with db_api.writer(ctx):
+            lease = db_api.lease_get(ctx, lease_id, _scope(ctx),
+                                     for_update=True)
+            if lease.status not in states.LEASE_UPDATABLE:
+                raise exceptions.InvalidState(
+                    kind='Lease', id=lease.id, status=lease.status,
+                    reason='only PENDING or ACTIVE leases can be updated')
+            old_view = views.lease(lease)
+            before_end = _before_end_of(lease)
+            current = {'id': lease.id, 'name': lease.name,
+                       'start_date': lease.start_date,
+                       'end_date': lease.end_date,
+                       'before_end_date': before_end.time if before_end
+                       else None}
+            new = lease_input.parse_update(
+                body, current, now, CONF.api.max_name_length,
+                started=lease.status == states.ACTIVE)
+
+            if new['name'] != lease.name and db_api.lease_name_exists(
+                    ctx, lease.project_id, new['name'], exclude_id=lease.id):
+                raise exceptions.LeaseNameAlreadyExists(name=new['name'])
+            lease.name = new['name']
+            lease.start_date = new['start_date']
+            lease.end_date = new['end_date']
+            self._reschedule(lease, new)
+
+            by_id = {r.id: r for r in lease.reservations}
+            changes = dict(new['reservations'])
+            unknown = set(changes) - set(by_id)
+            if unknown:
+                raise exceptions.InvalidInput(
+                    reason='reservation %s is not part of lease %s' % (
+                        ', '.join(sorted(unknown)), lease.id))
+            dates_moved = (new['start_date'] != current['start_date'] or
+                           new['end_date'] != current['end_date'])
+            new_view = views.lease(lease)
+            for res, res_view in zip(lease.reservations,
+                                     new_view['reservations']):
+                if res.id not in changes and not dates_moved:
+                    continue
+                plugin = self.plugins.get(res.resource_type)
+                params = dict(res.params or {})
+                params.update(changes.get(res.id, {}))
+                if res.id in changes:
+                    params = plugin.validate(params)
+                res.params = plugin.update(ctx, old_view, new_view, res_view,
+                                           params)
+            db_api.flush(ctx)
+            result = views.lease(lease)
+        self.notifier.send(ctx, lease_notifications.UPDATE, result)
+        self.wake()
+        return result
+
+    @staticmethod
+    def _reschedule(lease, new):
+        """Move the lease's pending events to the new dates."""
+        wanted = {lease_input.START: new['start_date'],
+                  lease_input.END: new['end_date'],
+                  lease_input.BEFORE_END: new['before_end_date']}
+        for ev in list(lease.events):
+            when = wanted.pop(ev.event_type)
+            if ev.time == when:
+                continue
+            if ev.status != states.UNDONE:
+                raise exceptions.InvalidState(
+                    kind='Lease', id=lease.id, status=lease.status,
+                    reason='its %s event has already run' % ev.event_type)
+            if when is None:
+                lease.events.remove(ev)
+            else:
+                ev.time = ev.due_at = when
+        if wanted.get(lease_input.BEFORE_END) is not None:
+            lease.events.append(models.Event(**_event_values(
+                lease_input.BEFORE_END, wanted[lease_input.BEFORE_END])))
+
+    # -- deleting ------------------------------------------------------------
+
+    @db_api.retry_on_deadlock
+    def delete(self, ctx, lease_id):
+        """Release and remove a lease; an active one is reclaimed first."""
+        self._refuse_if_busy(ctx, lease_id)
+        with db_api.writer(ctx):
+            lease = db_api.lease_get(ctx, lease_id, _scope(ctx),
+                                     for_update=True)
+            view = views.lease(lease)
+            reclaim = lease.status in (states.ACTIVE, states.ERROR)
+            for res, res_view in zip(lease.reservations,
+                                     view['reservations']):
+                plugin = self.plugins.get(res.resource_type)
+                if reclaim and res.status != states.RES_DELETED:
+                    plugin.on_end(ctx, view, res_view, None)
+                plugin.delete(ctx, view, res_view)
+            db_api.lease_delete(ctx, lease)
+        LOG.info('Lease %s deleted', lease_id)
+        self.notifier.send(ctx, lease_notifications.DELETE, view)
+        self.wake()
+
+    @staticmethod
+    def _refuse_if_busy(ctx, lease_id):
+        """409 rather than wait behind an event engine working on it."""
+        lease = db_api.lease_get(ctx, lease_id, _scope(ctx))
+        running = [ev.event_type for ev in lease.events
+                   if ev.status == states.IN_PROGRESS]
+        if lease.status in states.LEASE_BUSY or running:
+            raise exceptions.InvalidState(
+                kind='Lease', id=lease.id, status=lease.status,
+                reason='%s is running; try again in a moment' % (
+                    running[0] if running else 'an event'))

@@ -1,0 +1,106 @@
+"""climate-manager: the RPC endpoint, the lease service and the engine."""
+
+import datetime
+import os
+import socket
+
+import oslo_messaging as messaging
+from oslo_config import cfg
+from oslo_log import log as logging
+
+from climate import context as climate_context
+from climate import dates
+from climate.manager import events
+from climate.manager import leases
+from climate.manager import plugins as plugin_registry
+from climate.manager import rpcapi
+from climate.notifications import lease as lease_notifications
+from climate import rpc
+
+LOG = logging.getLogger(__name__)
+CONF = cfg.CONF
+
+
+def _parse_query_dates(filters):
+    for key in ('time_from', 'time_to'):
+        if filters.get(key):
+            filters[key] = datetime.datetime.strptime(
+                filters[key], dates.OUTPUT_FORMAT)
+    return filters
+
+
+class ManagerEndpoint:
+    """What the API may call; every method takes the caller's context."""
+
+    target = messaging.Target(version='1.0')
+
+    def __init__(self, service):
+        self.leases = service.leases
+        self.plugins = service.plugins
+        self.engine = service.engine
+
+    def list_leases(self, ctx, query):
+        query = dict(query)
+        query['filters'] = _parse_query_dates(dict(query.get('filters') or
+                                                   {}))
+        return self.leases.list(ctx, **query)
+
+    def get_lease(self, ctx, lease_id):
+        return self.leases.get(ctx, lease_id)
+
+    def create_lease(self, ctx, body):
+        return self.leases.create(ctx, body)
+
+    def update_lease(self, ctx, lease_id, body):
+        return self.leases.update(ctx, lease_id, body)
+
+    def delete_lease(self, ctx, lease_id):
+        self.leases.delete(ctx, lease_id)
+
+    def list_plugins(self, ctx):
+        return self.plugins.describe()
+
+    def wake(self, ctx):
+        self.engine.wake()
+
+
+class ManagerService:
+    """Everything one climate-manager process runs."""
+
+    def __init__(self, host=None):
+        self.host = host or '%s-%s' % (socket.gethostname(),
+                                       os.getpid())
+        self.plugins = plugin_registry.Registry(CONF.manager.plugins,
+                                                owner=self.host)
+        notifier = lease_notifications.LeaseNotifier(self.host)
+        self.engine = events.EventEngine(self.host, self.plugins, notifier)
+        self._fanout = None
+        self.leases = leases.LeaseService(self.plugins, notifier,
+                                          self._wake_all)
+        self._server = None
+
+    def _wake_all(self):
+        self.engine.wake()
+        try:
+            if self._fanout is None:
+                self._fanout = rpcapi.ManagerAPI()
+            self._fanout.wake_all(climate_context.admin_context())
+        except Exception:  # engines also wake on their own timer
+            LOG.exception('Could not wake the other managers')
+
+    def start(self):
+        """Start serving RPC and running events."""
+        self._server = rpc.get_server(self.host, [ManagerEndpoint(self)])
+        self._server.start()
+        self.engine.start()
+        LOG.info('climate-manager %s started (plugins: %s)', self.host,
+                 ', '.join(CONF.manager.plugins))
+
+    def stop(self):
+        """Stop taking RPC calls and events; finish the running ones."""
+        if self._server is not None:
+            self._server.stop()
+        self.engine.stop()
+        if self._server is not None:
+            self._server.wait()
+        LOG.info('climate-manager %s stopped', self.host)

@@ -1,0 +1,56 @@
+"""Leases as the API shows them (Blazar's v1 shape), built from SQL rows.
+
+Dates are rendered here, once, so the API, notifications and plugins all
+see the same strings whether they are in the manager's process or not.
+"""
+
+from climate import dates
+
+
+def reservation(res):
+    body = dict(res.params or {})
+    body.update({
+        'id': res.id,
+        'lease_id': res.lease_id,
+        'resource_id': res.resource_id,
+        'resource_type': res.resource_type,
+        'status': res.status,
+        'missing_resources': res.missing_resources,
+        'resources_changed': res.resources_changed,
+        'created_at': dates.format(res.created_at),
+        'updated_at': dates.format(res.updated_at),
+    })
+    return body
+
+
+def event(ev):
+    return {
+        'id': ev.id,
+        'lease_id': ev.lease_id,
+        'event_type': ev.event_type,
+        'time': dates.format(ev.time),
+        'status': ev.status,
+        'attempts': ev.attempts,
+        'last_error': ev.last_error,
+        'created_at': dates.format(ev.created_at),
+        'updated_at': dates.format(ev.updated_at),
+    }
+
+
+def lease(row):
+    return {
+        'id': row.id,
+        'name': row.name,
+        'start_date': dates.format(row.start_date),
+        'end_date': dates.format(row.end_date),
+        'user_id': row.user_id,
+        'project_id': row.project_id,
+        'trust_id': row.trust_id,
+        'status': row.status,
+        'status_reason': row.status_reason,
+        'degraded': row.degraded,
+        'created_at': dates.format(row.created_at),
+        'updated_at': dates.format(row.updated_at),
+        'reservations': [reservation(r) for r in row.reservations],
+        'events': [event(e) for e in row.events],
+    }

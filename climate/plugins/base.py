@@ -1,0 +1,91 @@
+"""The contract between the lease service and a resource plugin.
+
+A plugin owns one ``resource_type`` (``physical:host``, ``virtual:instance``,
+...).  The lease service calls it at fixed moments:
+
+* ``validate`` before anything is written, to check and normalize the
+  reservation parameters the user sent;
+* ``reserve`` / ``update`` / ``delete`` inside the transaction that writes
+  the lease, so whatever the plugin allocates in SQL commits or rolls back
+  with the lease;
+* ``on_start`` / ``before_end`` / ``on_end`` from the event engine, inside
+  the transaction that marks the event done;
+* ``heal`` periodically.
+
+Actions at start and end must be idempotent: after a crash, an event whose
+transaction never committed runs again on another manager, and must finish
+the job rather than fail or do it twice.  ``lease`` and ``reservation`` are
+plain dicts (see ``climate.manager.views``); ``ctx`` carries the transaction.
+"""
+
+import abc
+
+
+class ResourcePlugin(abc.ABC):
+    """Base class of resource plugins (entry points in
+    ``climate.resource.plugins``)."""
+
+    #: The ``resource_type`` of reservations this plugin handles.
+    resource_type = None
+    #: Human-readable description, listed by the API.
+    description = ''
+
+    def __init__(self, owner=None):
+        #: Name of the manager process that loaded the plugin (for logs).
+        self.owner = owner
+
+    @abc.abstractmethod
+    def validate(self, params):
+        """Check the parameters of a reservation request.
+
+        :param params: the reservation dict from the user, without
+            ``resource_type``.
+        :returns: the normalized parameters to store.
+        :raises climate.exceptions.InvalidInput: naming the bad field.
+        """
+
+    @abc.abstractmethod
+    def reserve(self, ctx, lease, reservation):
+        """Allocate what ``reservation`` asks for over the lease window.
+
+        Runs in the lease-creation transaction.  Returns the resource id to
+        store on the reservation, or None.
+        :raises climate.exceptions.Conflict: not enough resources.
+        """
+
+    @abc.abstractmethod
+    def update(self, ctx, old_lease, lease, reservation, new_params):
+        """Apply new dates and/or parameters to an existing reservation.
+
+        Runs in the lease-update transaction; on failure the lease stays as
+        it was.  Returns the parameters to store.
+        """
+
+    @abc.abstractmethod
+    def delete(self, ctx, lease, reservation):
+        """Release what ``reserve`` allocated (the lease is being deleted)."""
+
+    @abc.abstractmethod
+    def on_start(self, ctx, lease, reservation, event):
+        """Hand the resources to the lease's project (idempotent).
+
+        ``event`` is the start event (``id``, ``event_type``, ``time``,
+        ``attempts``): a retry has ``attempts > 1``.
+        """
+
+    @abc.abstractmethod
+    def on_end(self, ctx, lease, reservation, event=None):
+        """Take the resources back (idempotent, never depends on the user).
+
+        ``event`` is the end event, or None when a lease is deleted early.
+        """
+
+    def before_end(self, ctx, lease, reservation, event):
+        """Act before the end (notice, snapshot...).  Default: nothing."""
+
+    def heal(self, ctx):
+        """Repair reservations whose resources failed.
+
+        Returns the ids of the reservations it changed.  Default: nothing.
+        """
+        return []

@@ -1,0 +1,10 @@
+"""Policy in code: every rule Climate checks, with its default."""
+
+import itertools
+
+from climate.policies import base
+from climate.policies import leases
+
+
+def list_rules():
+    return list(itertools.chain(base.list_rules(), leases.list_rules()))

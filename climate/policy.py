@@ -1,0 +1,48 @@
+"""The policy enforcer (oslo.policy), with Climate's rules registered."""
+
+from oslo_config import cfg
+from oslo_policy import policy
+
+from climate import exceptions
+from climate import policies
+
+_ENFORCER = None
+
+
+def get_enforcer():
+    """The enforcer, created on first use (also oslopolicy's entry point)."""
+    global _ENFORCER
+    if _ENFORCER is None:
+        _ENFORCER = policy.Enforcer(cfg.CONF)
+        _ENFORCER.register_defaults(policies.list_rules())
+    return _ENFORCER
+
+
+def reset():
+    global _ENFORCER
+    if _ENFORCER is not None:
+        _ENFORCER.clear()
+    _ENFORCER = None
+
+
+def authorize(ctx, rule, target=None):
+    """Raise PolicyNotAuthorized (403, naming the rule) unless allowed.
+
+    :param target: the object's owner, by default the caller's project.
+    """
+    target = target or {'project_id': ctx.project_id}
+    try:
+        get_enforcer().authorize(rule, target, ctx, do_raise=True,
+                                 exc=exceptions.PolicyNotAuthorized,
+                                 action=rule)
+    except policy.InvalidScope:
+        raise exceptions.PolicyNotAuthorized(action=rule)
+
+
+def check(ctx, rule, target=None):
+    """True if ``rule`` allows ``ctx`` on ``target``; never raises."""
+    target = target or {'project_id': ctx.project_id}
+    try:
+        return get_enforcer().authorize(rule, target, ctx)
+    except policy.InvalidScope:
+        return False

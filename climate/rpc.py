@@ -1,0 +1,75 @@
+"""oslo.messaging plumbing shared by the API and the manager."""
+
+import oslo_messaging as messaging
+from oslo_config import cfg
+
+from climate import context
+
+TOPIC = 'climate.manager'
+# Exceptions in these modules are re-raised as themselves in the caller.
+ALLOWED_EXMODS = ['climate.exceptions']
+
+_TRANSPORT = None
+_NOTIFICATION_TRANSPORT = None
+
+
+class ContextSerializer(messaging.Serializer):
+    """Carries the RequestContext across RPC; payloads are plain JSON."""
+
+    def __init__(self):
+        self._base = messaging.JsonPayloadSerializer()
+
+    def serialize_entity(self, ctxt, entity):
+        return self._base.serialize_entity(ctxt, entity)
+
+    def deserialize_entity(self, ctxt, entity):
+        return self._base.deserialize_entity(ctxt, entity)
+
+    def serialize_context(self, ctxt):
+        return ctxt.to_dict()
+
+    def deserialize_context(self, ctxt):
+        return context.RequestContext.from_dict(ctxt)
+
+
+def init(conf=None):
+    """Create the transports once per process."""
+    global _TRANSPORT, _NOTIFICATION_TRANSPORT
+    conf = conf or cfg.CONF
+    if _TRANSPORT is None:
+        _TRANSPORT = messaging.get_rpc_transport(
+            conf, allowed_remote_exmods=ALLOWED_EXMODS)
+    if _NOTIFICATION_TRANSPORT is None:
+        _NOTIFICATION_TRANSPORT = messaging.get_notification_transport(conf)
+
+
+def cleanup():
+    global _TRANSPORT, _NOTIFICATION_TRANSPORT
+    for transport in (_TRANSPORT, _NOTIFICATION_TRANSPORT):
+        if transport is not None:
+            transport.cleanup()
+    _TRANSPORT = _NOTIFICATION_TRANSPORT = None
+
+
+def get_client(server=None, fanout=False, timeout=None):
+    init()
+    target = messaging.Target(topic=TOPIC, server=server, fanout=fanout,
+                              version='1.0')
+    return messaging.get_rpc_client(_TRANSPORT, target,
+                                    serializer=ContextSerializer(),
+                                    timeout=timeout)
+
+
+def get_server(host, endpoints):
+    init()
+    target = messaging.Target(topic=TOPIC, server=host)
+    return messaging.get_rpc_server(_TRANSPORT, target, endpoints,
+                                    executor='threading',
+                                    serializer=ContextSerializer())
+
+
+def get_notifier(publisher_id):
+    init()
+    return messaging.Notifier(_NOTIFICATION_TRANSPORT,
+                              publisher_id=publisher_id,
+                              serializer=ContextSerializer())

@@ -1,0 +1,77 @@
+"""Lease, reservation and event states and the transitions between them.
+
+The values are Blazar's, so existing clients read them unchanged.  Every
+status change in Climate goes through :func:`check`; an undeclared
+transition is a programming error and raises.
+
+Climate applies updates to a lease in one transaction, so ``UPDATING`` is
+accepted for compatibility but never committed by Climate itself.
+"""
+
+from climate import exceptions
+
+# lease
+PENDING = 'PENDING'
+STARTING = 'STARTING'
+ACTIVE = 'ACTIVE'
+UPDATING = 'UPDATING'
+TERMINATING = 'TERMINATING'
+TERMINATED = 'TERMINATED'
+ERROR = 'ERROR'
+
+# reservation (lower case, as Blazar)
+RES_PENDING = 'pending'
+RES_ACTIVE = 'active'
+RES_DELETED = 'deleted'
+RES_ERROR = 'error'
+
+# event
+UNDONE = 'UNDONE'
+IN_PROGRESS = 'IN_PROGRESS'
+DONE = 'DONE'
+EVENT_ERROR = 'ERROR'
+
+LEASE = {
+    PENDING: {STARTING, UPDATING, TERMINATING, ERROR},
+    STARTING: {STARTING, ACTIVE, ERROR},
+    ACTIVE: {UPDATING, TERMINATING, ERROR},
+    UPDATING: {PENDING, ACTIVE, ERROR},
+    TERMINATING: {TERMINATING, TERMINATED, ERROR},
+    ERROR: {TERMINATING, ERROR},
+    TERMINATED: set(),
+}
+
+RESERVATION = {
+    RES_PENDING: {RES_ACTIVE, RES_DELETED, RES_ERROR},
+    RES_ACTIVE: {RES_DELETED, RES_ERROR},
+    RES_ERROR: {RES_ACTIVE, RES_DELETED},
+    RES_DELETED: set(),
+}
+
+EVENT = {
+    UNDONE: {IN_PROGRESS, DONE, EVENT_ERROR},
+    # back to UNDONE: a failed attempt waits for its retry
+    IN_PROGRESS: {IN_PROGRESS, UNDONE, DONE, EVENT_ERROR},
+    DONE: set(),
+    EVENT_ERROR: set(),
+}
+
+_MACHINES = {'lease': LEASE, 'reservation': RESERVATION, 'event': EVENT}
+
+# A lease in one of these states can be changed by its project.
+LEASE_UPDATABLE = frozenset({PENDING, ACTIVE})
+# An event engine is (or may be) acting on the lease.
+LEASE_BUSY = frozenset({STARTING, UPDATING, TERMINATING})
+
+
+def check(kind, current, new):
+    """Return ``new`` if ``current -> new`` is declared for ``kind``.
+
+    Staying in the same state is always allowed, so idempotent re-runs need
+    no special case.  Anything else undeclared is a programming error and
+    raises InvalidStateTransition.
+    """
+    if current != new and new not in _MACHINES[kind].get(current, ()):
+        raise exceptions.InvalidStateTransition(
+            kind=kind, current=current, new=new)
+    return new

@@ -1,7 +1,14 @@
 """oslo.messaging plumbing shared by the API and the manager."""
 
-import oslo_messaging as messaging
 from oslo_config import cfg
+from oslo_service import backend as oslo_service_backend
+
+# oslo.messaging runs on oslo.service; Climate uses native threads, never
+# eventlet, so pick oslo.service's threading backend before anything starts.
+oslo_service_backend.register_backend_default_hook(
+    lambda: oslo_service_backend.BackendType.THREADING)
+
+import oslo_messaging as messaging  # noqa: E402
 
 from climate import context
 
@@ -30,6 +37,14 @@ class ContextSerializer(messaging.Serializer):
 
     def deserialize_context(self, ctxt):
         return context.RequestContext.from_dict(ctxt)
+
+
+def register_opts(conf):
+    """Register oslo.messaging's transport options (``transport_url``...)
+    now, so their defaults can change before the config files are read.
+    These are the very objects oslo.messaging registers later itself."""
+    conf.register_opts(messaging.transport._transport_opts)
+    messaging.set_transport_defaults('climate')
 
 
 def init(conf=None):

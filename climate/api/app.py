@@ -28,8 +28,8 @@ class _ConfHook(pecan.hooks.PecanHook):
 def setup_app(conf=None, manager_api=None):
     """Build the WSGI pipeline.
 
-    Outside in: proxy headers, request id, /healthcheck, JSON error bodies,
-    authentication (version discovery bypasses it), microversions, pecan.
+    Outside in: proxy headers, request id, JSON error bodies, authentication
+    (version discovery and /healthcheck bypass it), microversions, pecan.
     """
     conf = conf or cfg.CONF
     manager_api = manager_api or rpcapi.ManagerAPI()
@@ -44,10 +44,11 @@ def setup_app(conf=None, manager_api=None):
             versioned, {'oslo_config_config': conf})
     else:
         authenticated = middleware.NoAuth(versioned, conf)
-    app = middleware.PublicPathsBypass(versioned, authenticated)
+    routes = dict.fromkeys(middleware.VERSION_PATHS, versioned)
+    routes[middleware.HEALTHCHECK_PATH] = healthcheck.Healthcheck.app_factory(
+        {}, oslo_config_project='climate')
+    app = middleware.PathRouter(authenticated, routes)
     app = middleware.JsonErrors(app)
-    app = healthcheck.Healthcheck(app, {'path': '/healthcheck',
-                                        'backends': ''})
     app = request_id.RequestId(app)
     app = http_proxy_to_wsgi.HTTPProxyToWSGI(app, conf)
     return app

@@ -12,20 +12,21 @@ from climate.api import microversion
 LOG = logging.getLogger(__name__)
 
 # Version discovery is public, as in every OpenStack service.
-PUBLIC_PATHS = frozenset(['/', '/versions', '/versions/'])
+VERSION_PATHS = ('/', '/versions', '/versions/')
+HEALTHCHECK_PATH = '/healthcheck'
 
 
-class PublicPathsBypass:
-    """Send version discovery around the authentication middleware."""
+class PathRouter:
+    """Send a few exact paths to their own application (version discovery
+    and /healthcheck must not need a token); everything else to ``app``."""
 
-    def __init__(self, app, authenticated_app):
+    def __init__(self, app, routes):
         self.app = app
-        self.authenticated_app = authenticated_app
+        self.routes = routes
 
     def __call__(self, environ, start_response):
-        if environ.get('PATH_INFO', '/') in PUBLIC_PATHS:
-            return self.app(environ, start_response)
-        return self.authenticated_app(environ, start_response)
+        target = self.routes.get(environ.get('PATH_INFO') or '/', self.app)
+        return target(environ, start_response)
 
 
 class NoAuth:

@@ -23,6 +23,7 @@ LOG = logging.getLogger(__name__)
 
 
 def set_embedded_defaults(conf=CONF):
+    rpc.register_opts(conf)
     conf.set_default('transport_url', 'fake:/')
     conf.set_default('auth_strategy', api_conf.AUTH_NOAUTH)
 

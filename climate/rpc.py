@@ -1,14 +1,7 @@
 """oslo.messaging plumbing shared by the API and the manager."""
 
 from oslo_config import cfg
-from oslo_service import backend as oslo_service_backend
-
-# oslo.messaging runs on oslo.service; Climate uses native threads, never
-# eventlet, so pick oslo.service's threading backend before anything starts.
-oslo_service_backend.register_backend_default_hook(
-    lambda: oslo_service_backend.BackendType.THREADING)
-
-import oslo_messaging as messaging  # noqa: E402
+import oslo_messaging as messaging
 
 from climate import context
 

@@ -480,10 +480,11 @@ COMMANDS = {"identity": identity, "resources": resources, "wait-nova": wait_nova
             "wait-heat": wait_heat, "purge": purge}
 
 if __name__ == "__main__":
-    try:
-        COMMANDS[sys.argv[1]]()
-    except ks_exc.ClientException as e:
-        sys.exit(f"cloud-harness: {sys.argv[1]} failed: {type(e).__name__}: {e}")
+    for command in sys.argv[1:]:
+        try:
+            COMMANDS[command]()
+        except ks_exc.ClientException as e:
+            sys.exit(f"cloud-harness: {command} failed: {type(e).__name__}: {e}")
 PY
 }
 
@@ -801,6 +802,8 @@ api_paste_config = $ETC/heat/api-paste.ini
 connection = $(db_url heat)
 [oslo_concurrency]
 lock_path = $DATA/locks
+[oslo_policy]
+policy_file = $ETC/heat/policy.yaml
 [clients_keystone]
 auth_uri = http://$IP:$KEYSTONE_PORT
 [trustee]
@@ -812,6 +815,8 @@ password = $SERVICE_PASSWORD
 EOT
     authtoken_section heat; } > "$ETC/heat/heat.conf"
   cp "$VENV/etc/heat/api-paste.ini" "$ETC/heat/"
+  # purge lists every project's stacks: let the admin do that
+  printf '"stacks:global_index": "role:admin"\n' > "$ETC/heat/policy.yaml"
   write_wsgi heat heat.wsgi.api --config-file "$ETC/heat/heat.conf"
 }
 
@@ -982,7 +987,7 @@ fingerprint() { # fingerprint CONFDIR ARGS... : digest of a command line and of 
   local dir=$1
   shift
   { printf '%s\n' "$@"
-    find "$dir" -maxdepth 1 -type f \( -name '*.conf' -o -name '*.ini' -o -name '*.json' \) \
+    find "$dir" -maxdepth 1 -type f \( -name '*.conf' -o -name '*.ini' -o -name '*.json' -o -name '*.yaml' \) \
       -print0 | sort -z | xargs -0 cat
   } | sha256sum | cut -c1-16
 }
@@ -1029,7 +1034,7 @@ gunicorn_service() { # gunicorn_service NAME PORT CONFDIR [VAR=VALUE...]
              --threads "$WSGI_THREADS" --timeout 300 --graceful-timeout 5 --chdir "$ETC/wsgi"
              --no-control-socket --name "cc-$name" "${name%-api}_wsgi:application")
   if ! running "$name" || [ "$(cat "$RUN/$name.fp" 2>/dev/null)" != "$(fingerprint "$confdir" "${cmd[@]}")" ]; then
-    running "$name" && stop_services "$name"
+    running "$name" && { say "start: $name: configuration changed, restarting"; stop_services "$name"; }
     port_in_use "$port" && die "port $port (for $name) is taken by another program: set PORT_OFFSET"
   fi
   spawn "$name" "$confdir" "${cmd[@]}"
@@ -1100,15 +1105,13 @@ cmd_start() {
   enabled nova && wait_http nova-api "http://$IP:$NOVA_PORT/"
   enabled cinder && wait_http cinder-api "http://$IP:$CINDER_PORT/"
   enabled heat && wait_http heat-api "http://$IP:$HEAT_PORT/"
-  helper resources || die "creating flavors and image failed"
-  if enabled nova; then
-    helper wait-nova || exit 1
-    "$BIN/nova-manage" --config-file "$ETC/nova/nova.conf" cell_v2 discover_hosts \
-      >> "$LOGS/dbsync.log" 2>&1 || die "nova-manage cell_v2 discover_hosts failed"
-    helper wait-hypervisors || exit 1
-  fi
-  enabled cinder && { helper wait-cinder || exit 1; }
-  enabled heat && { helper wait-heat || exit 1; }
+  # flavors and image, then every service up. New computes are mapped to cell1 by nova-scheduler
+  # every 2 s (discover_hosts_in_cells_interval): no nova-manage discover_hosts needed.
+  local steps=(resources)
+  enabled nova && steps+=(wait-nova wait-hypervisors)
+  enabled cinder && steps+=(wait-cinder)
+  enabled heat && steps+=(wait-heat)
+  helper "${steps[@]}" || exit 1
   local name
   for name in $(service_names); do
     running "$name" || service_failed "$name" "is not running"

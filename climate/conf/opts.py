@@ -9,12 +9,11 @@ from climate.conf import api
 from climate.conf import manager
 from climate.conf import paths
 
+import climate.conf
+
 _MODULES = [paths, api, manager]
-try:
-    from climate.conf import clients
-    _MODULES.append(clients)
-except ImportError:  # pragma: no cover
-    pass
+if climate.conf.clients is not None:
+    _MODULES.append(climate.conf.clients)
 
 DEFAULT_SQLITE = 'sqlite:///$state_path/climate.sqlite'
 

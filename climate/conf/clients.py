@@ -1,0 +1,70 @@
+"""Options of the OpenStack clients Climate uses (see ``climate.clients``).
+
+``[service_auth]`` holds Climate's own service credentials in keystoneauth1's standard form
+(``auth_type = password``, ``auth_url``, ``username``, ``password``, ``project_name``, domain
+names, plus the session options such as ``cafile`` and ``timeout``). The same credentials,
+combined with a trust id, act for a user through a Keystone trust.
+
+``[nova]`` tells how to reach Nova's API.
+"""
+
+from keystoneauth1 import loading as ks_loading
+from oslo_config import cfg
+
+SERVICE_AUTH_GROUP = 'service_auth'
+NOVA_GROUP = 'nova'
+
+service_auth_group = cfg.OptGroup(
+    SERVICE_AUTH_GROUP, title='Climate service credentials',
+    help='Keystone credentials of the Climate service user, used for its own calls to '
+         'other services and, with a trust, to act for a user. Standard keystoneauth1 '
+         'options: auth_type (e.g. password), auth_url, username, password, '
+         'project_name, user_domain_name, project_domain_name, ...')
+
+nova_group = cfg.OptGroup(NOVA_GROUP, title='Nova client options')
+
+nova_opts = [
+    cfg.StrOpt('region_name',
+               help='Region of the Nova endpoint in the Keystone catalog (any region '
+                    'when unset).'),
+    cfg.StrOpt('interface', default='public',
+               choices=['public', 'internal', 'admin'],
+               deprecated_name='endpoint_type',
+               help='Catalog interface of the Nova endpoint.'),
+    cfg.StrOpt('api_version', default='2.60',
+               help='Compute API microversion Climate speaks. 2.60 has UUID hypervisor '
+                    'ids and still reports hypervisor sizes (removed at 2.88).'),
+    cfg.StrOpt('endpoint_override',
+               help='Use this URL for Nova instead of the one in the catalog.'),
+]
+
+
+def _service_auth_opts():
+    """Session, common auth and password-plugin options, each name once."""
+    opts, seen = [], set()
+    for opt in (ks_loading.get_session_conf_options()
+                + ks_loading.get_auth_common_conf_options()
+                + ks_loading.get_auth_plugin_conf_options('password')):
+        if opt.dest not in seen:
+            seen.add(opt.dest)
+            opts.append(opt)
+    return opts
+
+
+def register_opts(conf):
+    """Register ``[service_auth]`` and ``[nova]`` on ``conf``.
+
+    The auth plugin's own options (username, password, ...) are registered by
+    keystoneauth1 when the plugin is loaded (``climate.clients.keystone``).
+    """
+    conf.register_group(service_auth_group)
+    ks_loading.register_session_conf_options(conf, SERVICE_AUTH_GROUP)
+    ks_loading.register_auth_conf_options(conf, SERVICE_AUTH_GROUP)
+    conf.register_group(nova_group)
+    conf.register_opts(nova_opts, group=nova_group)
+
+
+def list_opts():
+    """Options for oslo-config-generator: ``[(group, [opts])]``."""
+    return [(SERVICE_AUTH_GROUP, _service_auth_opts()),
+            (NOVA_GROUP, list(nova_opts))]

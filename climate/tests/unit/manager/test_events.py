@@ -1,0 +1,233 @@
+"""The event engine against a real SQLite database, without RPC."""
+
+import datetime
+
+from oslo_config import cfg
+import pytest
+
+from climate import context
+from climate import dates
+from climate.db import api as db_api
+from climate.db import migration
+from climate.db import models
+from climate.manager import events
+from climate.manager import leases
+from climate.plugins.noop import plugin as noop
+from climate import states
+
+CONF = cfg.CONF
+
+
+class FakeRegistry:
+    def __init__(self, plugin):
+        self.plugin = plugin
+
+    def get(self, resource_type):
+        return self.plugin
+
+
+class FailingPlugin(noop.NoopPlugin):
+    """Fails its first ``failures`` starts, then behaves like noop."""
+
+    def __init__(self, failures):
+        super().__init__(owner='test')
+        self.failures = failures
+        self.calls = 0
+
+    def on_start(self, ctx, lease, reservation, event):
+        self.calls += 1
+        if self.calls <= self.failures:
+            raise RuntimeError('cloud said no (%d)' % self.calls)
+        super().on_start(ctx, lease, reservation, event)
+
+
+class Notifier:
+    def __init__(self):
+        self.sent = []
+
+    def send(self, ctx, action, lease):
+        self.sent.append((action, lease['id']))
+
+
+@pytest.fixture
+def db(tmp_path):
+    from climate import conf  # noqa: F401 - registers options
+    CONF([], project='climate', default_config_files=[])
+    db_api.configure(connection='sqlite:///%s' % (tmp_path / 'c.sqlite'))
+    migration.upgrade()
+    CONF.set_override('event_retry_backoff', 1, group='manager')
+    yield context.admin_context()
+    CONF.clear_override('event_retry_backoff', group='manager')
+    CONF.clear_override('event_max_attempts', group='manager')
+    db_api.get_engine().dispose()
+
+
+def _user_ctx():
+    return context.RequestContext(project_id='p1', user_id='u1',
+                                  roles=['member'])
+
+
+def _create(plugin, notifier, start_in=0, length=7200, name="l"):
+    service = leases.LeaseService(FakeRegistry(plugin), notifier,
+                                  wake=lambda: None)
+    now = dates.utcnow()
+    start = 'now' if not start_in else (
+        now + datetime.timedelta(seconds=start_in)).isoformat()
+    return service.create(_user_ctx(), {
+        'name': name, 'start_date': start,
+        'end_date': (now + datetime.timedelta(
+            seconds=start_in + length)).isoformat(),
+        'reservations': [{'resource_type': 'noop'}]})
+
+
+def _engine(plugin, notifier, owner='m1'):
+    return events.EventEngine(owner, FakeRegistry(plugin), notifier)
+
+
+def _claim_and_run(engine, ctx, when=None):
+    """Claim what is due at ``when`` and run it synchronously."""
+    token = 'token-%s' % engine.owner
+    ids = db_api.events_claim(ctx, engine.owner, token,
+                              when or dates.utcnow(), 50,
+                              datetime.timedelta(seconds=60))
+    for event_id in ids:
+        engine.run_event(event_id, token)
+    return ids
+
+
+def _lease(ctx, lease_id):
+    return db_api.lease_get(ctx, lease_id)
+
+
+def _actions(ctx, lease_id, action):
+    return [a for a in db_api.noop_action_list(ctx, lease_id)
+            if a.action == action]
+
+
+def test_start_runs_once_and_activates(db):
+    plugin, notifier = noop.NoopPlugin(owner='m1'), Notifier()
+    lease = _create(plugin, notifier)
+    engine = _engine(plugin, notifier)
+    assert len(_claim_and_run(engine, db)) == 1
+    row = _lease(db, lease['id'])
+    assert row.status == states.ACTIVE
+    assert row.reservations[0].status == states.RES_ACTIVE
+    start = [e for e in row.events if e.event_type == 'start_lease'][0]
+    assert (start.status, start.attempts, start.claimed_by) == (
+        states.DONE, 1, None)
+    assert len(_actions(db, lease['id'], 'on_start')) == 1
+    assert notifier.sent[-1] == ('start', lease['id'])
+    # nothing else is due now: a second pass claims nothing
+    assert _claim_and_run(engine, db) == []
+
+
+def test_two_engines_never_share_a_claim(db):
+    plugin, notifier = noop.NoopPlugin(owner='m'), Notifier()
+    for i in range(5):
+        _create(plugin, notifier, name='l%d' % i)
+    now = dates.utcnow()
+    first = db_api.events_claim(db, 'a', 'ta', now, 3,
+                                datetime.timedelta(seconds=60))
+    second = db_api.events_claim(db, 'b', 'tb', now, 50,
+                                 datetime.timedelta(seconds=60))
+    assert len(first) == 3 and len(second) == 2
+    assert not set(first) & set(second)
+
+
+def test_expired_claim_is_taken_over_and_runs_once(db):
+    plugin, notifier = noop.NoopPlugin(owner='m'), Notifier()
+    lease = _create(plugin, notifier)
+    now = dates.utcnow()
+    # a manager claims and dies without running anything
+    dead = db_api.events_claim(db, 'dead', 'tdead', now, 50,
+                               datetime.timedelta(seconds=10))
+    assert len(dead) == 1
+    survivor = _engine(plugin, notifier, owner='alive')
+    assert _claim_and_run(survivor, db, now) == []  # claim still valid
+    later = now + datetime.timedelta(seconds=11)
+    assert _claim_and_run(survivor, db, later) == dead
+    assert _lease(db, lease['id']).status == states.ACTIVE
+    # the dead manager's token no longer works: it cannot run it again
+    survivor.run_event(dead[0], 'tdead')
+    assert len(_actions(db, lease['id'], 'on_start')) == 1
+
+
+def test_failure_retries_with_backoff_then_succeeds(db):
+    plugin, notifier = FailingPlugin(failures=1), Notifier()
+    lease = _create(plugin, notifier)
+    engine = _engine(plugin, notifier)
+    _claim_and_run(engine, db)
+    row = _lease(db, lease['id'])
+    start = [e for e in row.events if e.event_type == 'start_lease'][0]
+    assert start.status == states.UNDONE and start.attempts == 1
+    assert 'cloud said no (1)' in start.last_error
+    assert row.status == states.STARTING
+    assert 'attempt 1 of 5 failed' in row.status_reason
+    assert start.due_at > dates.utcnow()  # backoff
+    assert _claim_and_run(engine, db) == []  # not yet due
+    _claim_and_run(engine, db, start.due_at)
+    row = _lease(db, lease['id'])
+    assert row.status == states.ACTIVE and row.status_reason is None
+    assert len(_actions(db, lease['id'], 'on_start')) == 1
+
+
+def test_failure_after_max_attempts_is_error_with_reason(db):
+    CONF.set_override('event_max_attempts', 2, group='manager')
+    plugin, notifier = FailingPlugin(failures=10), Notifier()
+    lease = _create(plugin, notifier)
+    engine = _engine(plugin, notifier)
+    _claim_and_run(engine, db)
+    later = dates.utcnow() + datetime.timedelta(seconds=5)
+    _claim_and_run(engine, db, later)
+    row = _lease(db, lease['id'])
+    start = [e for e in row.events if e.event_type == 'start_lease'][0]
+    assert start.status == states.EVENT_ERROR and start.attempts == 2
+    assert row.status == states.ERROR
+    assert 'start_lease failed after 2 attempts' in row.status_reason
+    assert 'cloud said no (2)' in row.status_reason
+    assert _actions(db, lease['id'], 'on_start') == []
+
+
+def test_end_waits_for_start_then_terminates(db):
+    plugin, notifier = noop.NoopPlugin(owner='m'), Notifier()
+    lease = _create(plugin, notifier, start_in=60, length=60)
+    engine = _engine(plugin, notifier)
+    end_time = dates.utcnow() + datetime.timedelta(seconds=121)
+    # pretend the start is stuck in progress on another manager
+    with db_api.writer(db) as session:
+        session.query(models.Event).filter_by(
+            lease_id=lease['id'], event_type='start_lease').update(
+            {'status': states.IN_PROGRESS, 'claimed_by': 'other',
+             'claim_token': 'x', 'due_at': end_time + datetime.timedelta(
+                 seconds=60)})
+    ids = db_api.events_claim(db, 'm', 't', end_time, 50,
+                              datetime.timedelta(seconds=60))
+    assert len(ids) == 2  # before_end and end
+    for event_id in ids:
+        engine.run_event(event_id, 't')
+    row = _lease(db, lease['id'])
+    assert row.status == states.PENDING
+    end = [e for e in row.events if e.event_type == 'end_lease'][0]
+    assert end.status == states.UNDONE and end.attempts == 0
+    assert _actions(db, lease['id'], 'on_end') == []
+
+
+def test_rescheduled_event_is_released(db):
+    plugin, notifier = noop.NoopPlugin(owner='m'), Notifier()
+    lease = _create(plugin, notifier)
+    ids = db_api.events_claim(db, 'm', 't', dates.utcnow(), 50,
+                              datetime.timedelta(seconds=60))
+    later = dates.utcnow() + datetime.timedelta(hours=1)
+    with db_api.writer(db) as session:
+        session.query(models.Event).filter_by(id=ids[0]).update(
+            {'time': later})
+    _engine(plugin, notifier).run_event(ids[0], 't')
+    event = db_api.event_get(db, ids[0])
+    assert (event.status, event.due_at, event.claimed_by) == (
+        states.UNDONE, later, None)
+    assert _lease(db, lease['id']).status == states.PENDING
+
+
+def test_backoff_doubles_up_to_ceiling():
+    assert [events.backoff(n, 2, 10) for n in (1, 2, 3, 4, 5)] == [
+        2, 4, 8, 10, 10]

@@ -25,7 +25,7 @@ def test_lease_notification_is_versioned_and_carries_the_lease():
         [(ctxt, message, priority, _retry)] = _impl_test.NOTIFICATIONS
         assert message['event_type'] == 'climate.lease.start'
         assert message['publisher_id'] == 'climate.manager.host1'
-        assert priority == 'info'
+        assert priority == 'INFO'
         assert message['payload'] == {'version': '1.0', 'lease': lease}
     finally:
         CONF.clear_override('driver', group='oslo_messaging_notifications')

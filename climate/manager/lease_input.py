@@ -125,6 +125,17 @@ def _exclusive(body, *fields):
     return given[0] if given else None
 
 
+def _moved_date(body, now, current, field, later, earlier):
+    """A date set outright (``field``) or moved by a duration."""
+    given = _exclusive(body, field, later, earlier)
+    if given == field:
+        return dates.parse(body[field], field, now)
+    if given is None:
+        return current
+    delta = dates.parse_duration(body[given], given)
+    return current + delta if given == later else current - delta
+
+
 def parse_update(body, current, now, max_name_length, started):
     """New lease values from an update request.
 
@@ -138,25 +149,10 @@ def parse_update(body, current, now, max_name_length, started):
     if body.get('name') is not None:
         new['name'] = check_name(body['name'], max_name_length)
 
-    start_field = _exclusive(body, 'start_date', 'defer_by', 'advance_by')
-    if start_field == 'start_date':
-        new['start_date'] = dates.parse(body['start_date'], 'start_date', now)
-    elif start_field == 'defer_by':
-        new['start_date'] += dates.parse_duration(body['defer_by'],
-                                                  'defer_by')
-    elif start_field == 'advance_by':
-        new['start_date'] -= dates.parse_duration(body['advance_by'],
-                                                  'advance_by')
-
-    end_field = _exclusive(body, 'end_date', 'prolong_for', 'reduce_by')
-    if end_field == 'end_date':
-        new['end_date'] = dates.parse(body['end_date'], 'end_date', now)
-    elif end_field == 'prolong_for':
-        new['end_date'] += dates.parse_duration(body['prolong_for'],
-                                                'prolong_for')
-    elif end_field == 'reduce_by':
-        new['end_date'] -= dates.parse_duration(body['reduce_by'],
-                                                'reduce_by')
+    new['start_date'] = _moved_date(body, now, current['start_date'],
+                                    'start_date', 'defer_by', 'advance_by')
+    new['end_date'] = _moved_date(body, now, current['end_date'],
+                                  'end_date', 'prolong_for', 'reduce_by')
 
     if new['start_date'] != current['start_date']:
         if started:

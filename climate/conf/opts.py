@@ -6,14 +6,11 @@ from oslo_db import options as db_options
 from oslo_log import log
 
 from climate.conf import api
+from climate.conf import clients
 from climate.conf import manager
 from climate.conf import paths
 
-import climate.conf
-
-_MODULES = [paths, api, manager]
-if climate.conf.clients is not None:
-    _MODULES.append(climate.conf.clients)
+_MODULES = [paths, api, manager, clients]
 
 DEFAULT_SQLITE = 'sqlite:///$state_path/climate.sqlite'
 

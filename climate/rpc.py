@@ -71,8 +71,8 @@ def get_client(server=None, fanout=False, timeout=None):
 def get_server(host, endpoints):
     init()
     target = messaging.Target(topic=TOPIC, server=host)
+    # oslo.messaging's default executor is native threads
     return messaging.get_rpc_server(_TRANSPORT, target, endpoints,
-                                    executor='threading',
                                     serializer=ContextSerializer())
 
 

@@ -49,7 +49,11 @@ def parse(value, field, now=None):
         except ValueError:
             raise exceptions.InvalidDate(field=field, value=value)
     if parsed.tzinfo is not None:
-        parsed = parsed.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+        try:
+            parsed = parsed.astimezone(datetime.timezone.utc).replace(
+                tzinfo=None)
+        except OverflowError:
+            raise exceptions.InvalidDate(field=field, value=value)
     if not datetime.datetime(1970, 1, 1) <= parsed < datetime.datetime(
             9999, 1, 1):
         raise exceptions.InvalidDate(field=field, value=value)

@@ -20,7 +20,7 @@ VERSIONS = ('1.0', '1.1')
 MIN = VERSIONS[0]
 MAX = VERSIONS[-1]
 
-_FORMAT = re.compile(r'^([1-9]\d*)\.(0|[1-9]\d*)$')
+_FORMAT = re.compile(r'^(0|[1-9]\d*)\.(0|[1-9]\d*)$')
 
 
 class Version(tuple):

@@ -133,7 +133,12 @@ def _moved_date(body, now, current, field, later, earlier):
     if given is None:
         return current
     delta = dates.parse_duration(body[given], given)
-    return current + delta if given == later else current - delta
+    try:
+        return current + delta if given == later else current - delta
+    except OverflowError:
+        raise exceptions.InvalidInput(
+            reason='%s %s moves %s out of the calendar' % (
+                given, body[given], field))
 
 
 def parse_update(body, current, now, max_name_length, started):

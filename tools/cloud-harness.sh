@@ -16,7 +16,8 @@
 #   status          one line per process (state, RSS MiB); exit 1 when one is down
 #   purge           reset cloud state between tests: stacks, servers, volumes, server groups,
 #                   aggregates, extra flavors, trusts
-#   clean           stop, drop the databases and the RabbitMQ vhost, remove all state but the venv
+#   clean           stop, drop the databases (and climate_it, the integration tests' one) and
+#                   the RabbitMQ vhost, remove all state but the venv
 #   openrc [WHO]    shell exports for WHO = admin (default) | demo | alt | reader | climate
 #   env | json      ports, URLs, users and passwords, as KEY=VALUE lines or as JSON
 #   logs [SVC]      list the log files, or print the tail of one
@@ -26,18 +27,20 @@
 # later commands find them unless the environment overrides them; "clean" forgets them):
 #   CLIMATE_CLOUD_DIR   state directory (default ${XDG_CACHE_HOME:-$HOME/.cache}/climate-cloud)
 #   CLIMATE_CLOUD_VENV  virtualenv of the cloud (default $CLIMATE_CLOUD_DIR/venv)
-#   PORT_OFFSET         added to every service port (keystone = 5000 + PORT_OFFSET, ...)
-#   CLIMATE_API_PORT    port of Climate's API in the catalog (default 1234)
+#   PORT_OFFSET         added to every service port (keystone = 5000 + PORT_OFFSET, ...); a
+#                       non-zero offset also gives its own default DB_PREFIX and RABBIT_VHOST,
+#                       so that a second cloud (own CLIMATE_CLOUD_DIR) can run beside the first
+#   CLIMATE_API_PORT    port of Climate's API in the catalog (default 1234 + PORT_OFFSET)
 #   SERVICES            default "keystone placement glance neutron nova cinder heat"
 #   COMPUTE_HOSTS       fake hypervisors, one nova-compute each (default "compute1 compute2 compute3")
 #   FAKE_VCPUS FAKE_RAM_MB FAKE_DISK_GB   size of each fake hypervisor
 #   NOVA_FILTER_PATH    extra PYTHONPATH of nova-scheduler (where an out-of-tree filter lives)
 #   NOVA_EXTRA_FILTERS  comma-separated filter classes to make available and enable
-#                       (e.g. climate.scheduler.nova_filter.ClimateFilter)
+#                       (e.g. package.module.FilterClass)
 #   NOVA_ENABLED_FILTERS  Nova's own enabled filters (the extra ones are appended)
 #   NOTIFY_DRIVER       oslo.messaging notification driver of Nova/Cinder (default noop)
-#   DB_HOST DB_PORT DB_USER DB_PASSWORD DB_SOCKET DB_PREFIX (default prefix cc_)
-#   RABBIT_HOST RABBIT_PORT RABBIT_USER RABBIT_PASSWORD RABBIT_VHOST (default vhost climate_cloud,
+#   DB_HOST DB_PORT DB_USER DB_PASSWORD DB_SOCKET DB_PREFIX (default cc_, or cc${PORT_OFFSET}_)
+#   RABBIT_HOST RABBIT_PORT RABBIT_USER RABBIT_PASSWORD RABBIT_VHOST (default climate_cloud[_OFFSET],
 #                       created with rabbitmqctl when possible, else the default vhost is used)
 #   ADMIN_PASSWORD SERVICE_PASSWORD DEMO_PASSWORD ALT_PASSWORD READER_PASSWORD
 #   START_TIMEOUT       seconds each wait may take (default 180)
@@ -67,7 +70,7 @@ fi
 PYTHON=${PYTHON:-python3}
 CLIMATE_CLOUD_VENV=${CLIMATE_CLOUD_VENV:-$CLOUD_DIR/venv}
 PORT_OFFSET=${PORT_OFFSET:-0}
-CLIMATE_API_PORT=${CLIMATE_API_PORT:-1234}
+CLIMATE_API_PORT=${CLIMATE_API_PORT:-$((1234 + PORT_OFFSET))}
 SERVICES=${SERVICES:-"keystone placement glance neutron nova cinder heat"}
 COMPUTE_HOSTS=${COMPUTE_HOSTS:-"compute1 compute2 compute3"}
 FAKE_VCPUS=${FAKE_VCPUS:-32}
@@ -84,12 +87,14 @@ DB_PORT=${DB_PORT:-3306}
 DB_USER=${DB_USER:-root}
 DB_PASSWORD=${DB_PASSWORD:-}
 DB_SOCKET=${DB_SOCKET:-}
-DB_PREFIX=${DB_PREFIX:-cc_}
+# a second cloud (PORT_OFFSET != 0) gets databases and a vhost of its own by default
+if [ "$PORT_OFFSET" = 0 ]; then _instance=""; else _instance=$PORT_OFFSET; fi
+DB_PREFIX=${DB_PREFIX:-cc${_instance}_}
 RABBIT_HOST=${RABBIT_HOST:-127.0.0.1}
 RABBIT_PORT=${RABBIT_PORT:-5672}
 RABBIT_USER=${RABBIT_USER:-guest}
 RABBIT_PASSWORD=${RABBIT_PASSWORD:-guest}
-RABBIT_VHOST=${RABBIT_VHOST-climate_cloud}
+RABBIT_VHOST=${RABBIT_VHOST-climate_cloud${_instance:+_$_instance}}
 ADMIN_PASSWORD=${ADMIN_PASSWORD:-admin}
 SERVICE_PASSWORD=${SERVICE_PASSWORD:-service}
 DEMO_PASSWORD=${DEMO_PASSWORD:-demo}
@@ -114,7 +119,7 @@ ETC=$CLOUD_DIR/etc
 DATA=$CLOUD_DIR/data
 LOGS=$CLOUD_DIR/log
 RUN=$CLOUD_DIR/run
-LIB=$CLOUD_DIR/lib          # generated python: the bootstrap helper and the fake virt driver
+LIB=$CLOUD_DIR/lib          # generated python helper (bootstrap, waits, purge)
 
 # What gets installed. python-openstackclient is only there for people poking at the cloud.
 PACKAGES="keystone openstack-placement nova glance neutron cinder openstack-heat
@@ -135,7 +140,10 @@ write_helper() {
 Commands: identity, resources, wait-nova, wait-hypervisors, wait-cinder, wait-heat, purge.
 Talks REST to the services through keystoneauth1 adapters; settings come from CC_* variables.
 """
+import concurrent.futures
+import datetime
 import hashlib
+import subprocess
 import json
 import os
 import sys
@@ -191,13 +199,16 @@ def alive(name):
 
 
 def log_tail(name, lines=40):
+    """The last lines of NAME's log written since its latest start."""
     path = f"{LOGS}/{name}.log"
     try:
         with open(path, errors="replace") as f:
-            tail = f.readlines()[-lines:]
+            text = f.readlines()
     except OSError:
         return ""
-    return f"--- last {lines} lines of {path} ---\n" + "".join(tail) + "---\n"
+    starts = [i for i, line in enumerate(text) if line.startswith("--- ") and " start: " in line]
+    tail = text[starts[-1] if starts else 0:][-lines:]
+    return f"--- last lines of {path} (this start) ---\n" + "".join(tail) + "---\n"
 
 
 def service_failed(name, reason):
@@ -312,20 +323,32 @@ def identity():
                ("heat", "orchestration", E["CC_HEAT_URL"])]
     catalog = [c for c in catalog if c[0] in SERVICES]
     catalog.append(("climate", "reservation", E["CC_CLIMATE_URL"]))
-    for name, stype, url in catalog:
+    demo, alt = idn.project("demo"), idn.project("alt")
+
+    def service_entry(name, stype, url):
         user = idn.user(name, E["CC_SERVICE_PASSWORD"], service)
         for r in ("admin", "service"):
             idn.grant(roles[r], user, service)
         idn.service(name, stype, url)
-    demo, alt = idn.project("demo"), idn.project("alt")
-    idn.grant(roles["member"], idn.user("demo", E["CC_DEMO_PASSWORD"], demo), demo)
-    idn.grant(roles["member"], idn.user("alt", E["CC_ALT_PASSWORD"], alt), alt)
-    idn.grant(roles["reader"], idn.user("reader", E["CC_READER_PASSWORD"], demo), demo)
+
+    def person(name, password, project, role):
+        idn.grant(roles[role], idn.user(name, password, project), project)
+
+    def heat_domain():
+        domain = idn.ensure("domains", {"name": "heat", "description": "Heat stack users"},
+                            name="heat")
+        hda = idn.user("heat_domain_admin", E["CC_SERVICE_PASSWORD"], domain=domain["id"])
+        idn.grant(roles["admin"], hda, domain=domain)
+
+    jobs = [(service_entry, entry) for entry in catalog]
+    jobs += [(person, ("demo", E["CC_DEMO_PASSWORD"], demo, "member")),
+             (person, ("alt", E["CC_ALT_PASSWORD"], alt, "member")),
+             (person, ("reader", E["CC_READER_PASSWORD"], demo, "reader"))]
     if "heat" in SERVICES:
-        heat_domain = idn.ensure("domains", {"name": "heat", "description": "Heat stack users"},
-                                 name="heat")
-        hda = idn.user("heat_domain_admin", E["CC_SERVICE_PASSWORD"], domain=heat_domain["id"])
-        idn.grant(roles["admin"], hda, domain=heat_domain)
+        jobs.append((heat_domain, ()))
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:  # keystone serves 4 threads
+        for future in [pool.submit(fn, *args) for fn, args in jobs]:
+            future.result()
     with open(stamp, "w") as f:
         f.write(digest)
 
@@ -361,14 +384,38 @@ def resources():
 
 # ---- waits
 
+def started_at(name):
+    """UTC time at which process NAME (from its pid file) started, or None."""
+    try:
+        with open(f"{RUN}/{name}.pid") as f:
+            ticks = int(f.read().split()[1])
+        with open("/proc/stat") as f:
+            boot = next(int(line.split()[1]) for line in f if line.startswith("btime "))
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+    return datetime.datetime.utcfromtimestamp(boot + ticks / os.sysconf("SC_CLK_TCK"))
+
+
+def fresh(service, process):
+    """Up according to its own heartbeat since PROCESS started: "up" alone stays true for
+    60 s after a process stops reporting (stopped, restarted, or cut from RabbitMQ)."""
+    if service["state"] != "up" or not service.get("updated_at"):
+        return False
+    beat = datetime.datetime.fromisoformat(service["updated_at"].rstrip("Z")).replace(tzinfo=None)
+    since = started_at(process)
+    return since is not None and beat >= since - datetime.timedelta(seconds=1)
+
+
 def wait_nova():
     compute = nova(session(timeout=15))
     wanted = {("nova-conductor", None), ("nova-scheduler", None)}
     wanted |= {("nova-compute", h) for h in HOSTS}
 
     def ready():
+        def process(s):
+            return f"{s['binary']}-{s['host']}" if s["binary"] == "nova-compute" else s["binary"]
         up = {(s["binary"], s["host"]) for s in compute.get("/os-services").json()["services"]
-              if s["state"] == "up"}
+              if fresh(s, process(s))}
         up |= {(b, None) for b, _ in up}
         missing = sorted(f"{b}-{h}" if h else b for b, h in wanted - up)
         return True if not missing else "not up: " + " ".join(missing)
@@ -379,13 +426,26 @@ def wait_nova():
 def wait_hypervisors():
     sess = session(timeout=15)
     compute, placement = nova(sess), api(sess, "placement")
+    # nova-scheduler maps new computes to cell1 by itself, but its periodic tasks may first
+    # wait 40 s or more: map them at once (idempotent), and again if they are slow to appear
+    discovered = [None]
+
+    def discover():
+        with open(f"{LOGS}/nova-manage.log", "ab") as log:
+            subprocess.run(E["CC_NOVA_MANAGE"].split("\t") + ["cell_v2", "discover_hosts"],
+                           stdout=log, stderr=subprocess.STDOUT, timeout=120, check=False)
+        discovered[0] = time.monotonic()
 
     def ready():
         hvs = {h["hypervisor_hostname"]
                for h in compute.get("/os-hypervisors").json()["hypervisors"]}
         rps = {r["name"] for r in placement.get("/resource_providers").json()["resource_providers"]}
         missing = sorted(h for h in HOSTS if h not in hvs or h not in rps)
-        return True if not missing else "no hypervisor/resource provider for " + " ".join(
+        if not missing:
+            return True
+        if discovered[0] is None or time.monotonic() - discovered[0] > 10:
+            discover()
+        return "no hypervisor/resource provider for " + " ".join(
             f"nova-compute-{h}" for h in missing)
     wait("hypervisors", ready, [f"nova-compute-{h}" for h in HOSTS])
 
@@ -395,7 +455,7 @@ def wait_cinder():
 
     def ready():
         up = {s["binary"] for s in volume.get("/os-services").json()["services"]
-              if s["state"] == "up"}
+              if fresh(s, s["binary"])}
         missing = sorted({"cinder-scheduler", "cinder-volume"} - up)
         return True if not missing else "not up: " + " ".join(missing)
     wait("cinder services", ready, ["cinder-scheduler", "cinder-volume"])
@@ -481,10 +541,14 @@ COMMANDS = {"identity": identity, "resources": resources, "wait-nova": wait_nova
 
 if __name__ == "__main__":
     for command in sys.argv[1:]:
+        started = time.monotonic()
         try:
             COMMANDS[command]()
         except ks_exc.ClientException as e:
             sys.exit(f"cloud-harness: {command} failed: {type(e).__name__}: {e}")
+        if command != "purge":
+            sys.stderr.write(f"{time.strftime('%H:%M:%S')} cloud-harness: start: {command} done "
+                             f"in {time.monotonic() - started:.1f} s\n")
 PY
 }
 
@@ -708,12 +772,6 @@ workers = 1
 [scheduler]
 workers = 1
 discover_hosts_in_cells_interval = 2
-[filter_scheduler]
-available_filters = nova.scheduler.filters.all_filters
-EOT
-    for f in ${NOVA_EXTRA_FILTERS//,/ }; do echo "available_filters = $f"; done
-    cat <<EOT
-enabled_filters = $filters
 [oslo_concurrency]
 lock_path = $DATA/locks
 [oslo_messaging_notifications]
@@ -734,6 +792,9 @@ EOT
     echo "send_service_user_token = true"
     authtoken_section nova; } > "$ETC/nova/nova.conf"
   cp "$VENV/etc/nova/api-paste.ini" "$ETC/nova/"
+  { printf '[filter_scheduler]\navailable_filters = nova.scheduler.filters.all_filters\n'
+    for f in ${NOVA_EXTRA_FILTERS//,/ }; do echo "available_filters = $f"; done
+    echo "enabled_filters = $filters"; } > "$ETC/nova/scheduler.conf"
   local h
   for h in $COMPUTE_HOSTS; do
     mkdir -p "$DATA/nova/$h"
@@ -869,7 +930,18 @@ cmd_configure() {
 # A RabbitMQ vhost of our own keeps the cloud's queues away from other users of the broker.
 ensure_rabbit_vhost() {
   [ -n "$RABBIT_VHOST" ] || return 0
-  [ "$(cat "$CLOUD_DIR/rabbit-vhost" 2>/dev/null)" = "$RABBIT_VHOST" ] && return 0
+  if "$BIN/python" - "$RABBIT_HOST:$RABBIT_PORT" "$RABBIT_USER" "$RABBIT_PASSWORD" "$RABBIT_VHOST" \
+       2>/dev/null <<'PY'
+import sys
+import amqp
+conn = amqp.Connection(sys.argv[1], userid=sys.argv[2], password=sys.argv[3],
+                       virtual_host=sys.argv[4], connect_timeout=5)
+conn.connect()
+conn.close()
+PY
+  then
+    return 0
+  fi
   if command -v rabbitmqctl >/dev/null 2>&1 \
      && { rabbitmqctl -q list_vhosts 2>/dev/null | grep -qxF "$RABBIT_VHOST" \
           || rabbitmqctl -q add_vhost "$RABBIT_VHOST" >/dev/null 2>&1; } \
@@ -902,60 +974,93 @@ dbsync_fingerprint() {
   } | sha256sum | cut -c1-16
 }
 
+# One function per service; "dbsync" runs them side by side, each logging to dbsync-NAME.log.
+sync_keystone() {
+  local km=("$BIN/keystone-manage" --config-file "$ETC/keystone/keystone.conf")
+  "${km[@]}" db_sync
+  if [ ! -e "$ETC/keystone/fernet-keys/0" ]; then
+    "${km[@]}" fernet_setup --keystone-user "$(id -un)" --keystone-group "$(id -gn)"
+    "${km[@]}" credential_setup --keystone-user "$(id -un)" --keystone-group "$(id -gn)"
+  fi
+  "${km[@]}" bootstrap --bootstrap-password "$ADMIN_PASSWORD" --bootstrap-region-id "$REGION" \
+    --bootstrap-admin-url "$AUTH_URL" --bootstrap-internal-url "$AUTH_URL" \
+    --bootstrap-public-url "$AUTH_URL"
+}
+sync_placement() { "$BIN/placement-manage" --config-file "$ETC/placement/placement.conf" db sync; }
+sync_glance() { "$BIN/glance-manage" --config-file "$ETC/glance/glance-api.conf" db_sync; }
+sync_neutron() {
+  "$BIN/neutron-db-manage" --config-file "$ETC/neutron/neutron.conf" \
+    --config-file "$ETC/neutron/ml2_conf.ini" upgrade heads
+}
+sync_nova() {
+  local nm=("$BIN/nova-manage" --config-file "$ETC/nova/nova.conf")
+  "${nm[@]}" api_db sync
+  "${nm[@]}" cell_v2 map_cell0 --database_connection "$(db_url nova_cell0)"
+  "${nm[@]}" cell_v2 list_cells | grep -q ' cell1 ' || "${nm[@]}" cell_v2 create_cell --name cell1
+  "${nm[@]}" db sync
+}
+sync_cinder() { "$BIN/cinder-manage" --config-file "$ETC/cinder/cinder.conf" db sync; }
+sync_heat() { "$BIN/heat-manage" --config-file "$ETC/heat/heat.conf" db_sync; }
+
 cmd_dbsync() {
-  local d t0=$SECONDS fp log=$LOGS/dbsync.log
+  local d s t0=$SECONDS fp failed=""
+  declare -A jobs=()
   mkdir -p "$LOGS" "$RUN"
   [ -f "$SETTINGS_FILE" ] || die "not configured: run '$0 up'"
   preflight
+  claim_databases
   fp=$(dbsync_fingerprint)
   if [ "$(cat "$RUN/dbsync.done" 2>/dev/null)" = "$fp" ] && all_databases_exist; then
     say "dbsync: schemas up to date"
     return 0
   fi
-  say "dbsync: creating schemas (log: $log)"
-  (
-    set -e
-    exec >>"$log" 2>&1
-    for d in $(databases); do
-      sql -e "CREATE DATABASE IF NOT EXISTS \`$DB_PREFIX$d\` CHARACTER SET utf8mb4"
+  say "dbsync: creating schemas (logs: $LOGS/dbsync-*.log)"
+  for d in $(databases); do
+    sql -e "CREATE DATABASE IF NOT EXISTS \`$DB_PREFIX$d\` CHARACTER SET utf8mb4" \
+      || die "cannot create database $DB_PREFIX$d"
+  done
+  for s in $SERVICES; do
+    ( set -e; "sync_$s" ) >> "$LOGS/dbsync-$s.log" 2>&1 < /dev/null &
+    jobs[$s]=$!
+  done
+  for s in "${!jobs[@]}"; do wait "${jobs[$s]}" || failed+=" $s"; done
+  if [ -n "$failed" ]; then
+    for s in $failed; do
+      echo "--- last 30 lines of $LOGS/dbsync-$s.log ---" >&2
+      tail -n 30 "$LOGS/dbsync-$s.log" >&2
     done
-    if enabled keystone; then
-      local km=("$BIN/keystone-manage" --config-file "$ETC/keystone/keystone.conf")
-      "${km[@]}" db_sync
-      if [ ! -e "$ETC/keystone/fernet-keys/0" ]; then
-        "${km[@]}" fernet_setup --keystone-user "$(id -un)" --keystone-group "$(id -gn)"
-        "${km[@]}" credential_setup --keystone-user "$(id -un)" --keystone-group "$(id -gn)"
-      fi
-      "${km[@]}" bootstrap --bootstrap-password "$ADMIN_PASSWORD" --bootstrap-region-id "$REGION" \
-        --bootstrap-admin-url "$AUTH_URL" --bootstrap-internal-url "$AUTH_URL" \
-        --bootstrap-public-url "$AUTH_URL"
-    fi
-    if enabled placement; then
-      "$BIN/placement-manage" --config-file "$ETC/placement/placement.conf" db sync
-    fi
-    if enabled glance; then
-      "$BIN/glance-manage" --config-file "$ETC/glance/glance-api.conf" db_sync
-    fi
-    if enabled neutron; then
-      "$BIN/neutron-db-manage" --config-file "$ETC/neutron/neutron.conf" \
-        --config-file "$ETC/neutron/ml2_conf.ini" upgrade heads
-    fi
-    if enabled nova; then
-      local nm=("$BIN/nova-manage" --config-file "$ETC/nova/nova.conf")
-      "${nm[@]}" api_db sync
-      "${nm[@]}" cell_v2 map_cell0 --database_connection "$(db_url nova_cell0)"
-      "${nm[@]}" cell_v2 list_cells | grep -q ' cell1 ' || "${nm[@]}" cell_v2 create_cell --name cell1
-      "${nm[@]}" db sync
-    fi
-    if enabled cinder; then
-      "$BIN/cinder-manage" --config-file "$ETC/cinder/cinder.conf" db sync
-    fi
-    if enabled heat; then
-      "$BIN/heat-manage" --config-file "$ETC/heat/heat.conf" db_sync
-    fi
-  ) || { echo "--- last 40 lines of $log ---" >&2; tail -n 40 "$log" >&2; die "dbsync failed"; }
+    die "schema sync failed for:$failed"
+  fi
   echo "$fp" > "$RUN/dbsync.done"
   say "dbsync: done in $((SECONDS - t0)) s"
+}
+
+# Databases $DB_PREFIX* belong to one state directory: ${DB_PREFIX}harness.owner says which, so
+# that a second cloud never migrates, bootstraps or drops the first one's databases.
+db_owner() { sql -N -e "SELECT dir FROM \`${DB_PREFIX}harness\`.owner" 2>/dev/null || true; }
+claim_databases() {
+  local owner
+  owner=$(db_owner)
+  [ -z "$owner" ] || [ "$owner" = "$CLOUD_DIR" ] || die "databases ${DB_PREFIX}* belong to the \
+cloud in $owner: give this one another PORT_OFFSET (or DB_PREFIX), or clean that one"
+  if [ -z "$owner" ]; then
+    sql -e "CREATE DATABASE IF NOT EXISTS \`${DB_PREFIX}harness\`;
+            CREATE TABLE IF NOT EXISTS \`${DB_PREFIX}harness\`.owner (dir VARCHAR(1024));
+            DELETE FROM \`${DB_PREFIX}harness\`.owner;
+            INSERT INTO \`${DB_PREFIX}harness\`.owner VALUES ('${CLOUD_DIR//\'/\'\'}')"
+  fi
+}
+
+# Ports of services that are not running yet must be free, before anything is migrated.
+check_ports() {
+  local name port
+  define_services
+  for name in "${SVC_ORDER[@]}"; do
+    port=${SVC_PORT[$name]}
+    if [ "$port" != - ] && ! running "$name" && port_in_use "$port"; then
+      die "port $port (for $name) is taken by another program: set PORT_OFFSET"
+    fi
+  done
 }
 
 all_databases_exist() {
@@ -983,62 +1088,130 @@ pid_of() { # pid_of NAME -> PID when NAME is running and is the process we start
 }
 running() { pid_of "$1" >/dev/null; }
 
-fingerprint() { # fingerprint CONFDIR ARGS... : digest of a command line and of its config files
-  local dir=$1
+# fingerprint FILES ARGS... : digest of a command line and of its configuration files
+# (FILES: a space-separated list of files and directories)
+fingerprint() {
+  local files=$1 f
   shift
   { printf '%s\n' "$@"
-    find "$dir" -maxdepth 1 -type f \( -name '*.conf' -o -name '*.ini' -o -name '*.json' -o -name '*.yaml' \) \
-      -print0 | sort -z | xargs -0 cat
+    for f in $files; do
+      if [ -d "$f" ]; then
+        find "$f" -maxdepth 1 -type f \( -name '*.conf' -o -name '*.ini' -o -name '*.json' \
+          -o -name '*.yaml' \) -print0 | sort -z | xargs -0 cat
+      else
+        cat "$f"
+      fi
+    done
   } | sha256sum | cut -c1-16
 }
 
-# spawn NAME CONFDIR CMD... : start NAME unless it runs with the same command and config;
-# restart it when either changed.
-spawn() {
-  local name=$1 confdir=$2 fp
-  shift 2
-  fp=$(fingerprint "$confdir" "$@")
-  if running "$name"; then
-    [ "$(cat "$RUN/$name.fp" 2>/dev/null)" = "$fp" ] && return 0
-    say "start: $name: configuration changed, restarting"
-    stop_services "$name"
+# The processes of this configuration: define NAME PORT FILES CMD... (PORT: "-" when none;
+# FILES: what the fingerprint covers besides the command line).
+declare -A SVC_CMD SVC_PORT SVC_FILES
+SVC_ORDER=()
+define() {
+  local name=$1
+  SVC_PORT[$name]=$2
+  SVC_FILES[$name]=$3
+  shift 3
+  SVC_CMD[$name]=$(printf '%q ' "$@")
+  SVC_ORDER+=("$name")
+}
+define_gunicorn() { # define_gunicorn NAME PORT CONFDIR [VAR=VALUE...]
+  local name=$1 port=$2 confdir=$3
+  shift 3
+  define "$name" "$port" "$confdir" env "$@" "$BIN/gunicorn" --bind "$IP:$port" --workers 1 \
+    --worker-class gthread --threads "$WSGI_THREADS" --timeout 300 --graceful-timeout 5 \
+    --chdir "$ETC/wsgi" --no-control-socket --name "cc-$name" "${name%-api}_wsgi:application"
+}
+define_services() {
+  local h nova_conf=$ETC/nova/nova.conf cinder_conf=$ETC/cinder/cinder.conf
+  SVC_ORDER=()
+  enabled keystone && define_gunicorn keystone "$KEYSTONE_PORT" "$ETC/keystone" \
+    OS_KEYSTONE_CONFIG_DIR="$ETC/keystone"
+  enabled placement && define_gunicorn placement "$PLACEMENT_PORT" "$ETC/placement" \
+    OS_PLACEMENT_CONFIG_DIR="$ETC/placement"
+  enabled glance && define_gunicorn glance "$GLANCE_PORT" "$ETC/glance" \
+    OS_GLANCE_CONFIG_DIR="$ETC/glance"
+  enabled neutron && define_gunicorn neutron "$NEUTRON_PORT" "$ETC/neutron" \
+    OS_NEUTRON_CONFIG_DIR="$ETC/neutron"
+  if enabled nova; then
+    define_gunicorn nova-api "$NOVA_PORT" "$nova_conf $ETC/nova/api-paste.ini" \
+      OS_NOVA_CONFIG_DIR="$ETC/nova"
+    define nova-conductor - "$nova_conf" "$BIN/nova-conductor" --config-file "$nova_conf"
+    # only the scheduler reads the filter settings (scheduler.conf) and the extra path
+    define nova-scheduler - "$nova_conf $ETC/nova/scheduler.conf" env PYTHONPATH="$NOVA_FILTER_PATH" \
+      "$BIN/nova-scheduler" --config-file "$nova_conf" --config-file "$ETC/nova/scheduler.conf"
+    for h in $COMPUTE_HOSTS; do
+      define "nova-compute-$h" - "$nova_conf $ETC/nova/compute-$h.conf" env \
+        CC_FAKE_VCPUS="$FAKE_VCPUS" CC_FAKE_RAM_MB="$FAKE_RAM_MB" CC_FAKE_DISK_GB="$FAKE_DISK_GB" \
+        "$BIN/nova-compute" --config-file "$nova_conf" --config-file "$ETC/nova/compute-$h.conf"
+    done
+  fi
+  if enabled cinder; then
+    define_gunicorn cinder-api "$CINDER_PORT" "$ETC/cinder"
+    define cinder-scheduler - "$ETC/cinder" "$BIN/cinder-scheduler" --config-file "$cinder_conf"
+    define cinder-volume - "$ETC/cinder" "$BIN/cinder-volume" --config-file "$cinder_conf"
+  fi
+  if enabled heat; then
+    define_gunicorn heat-api "$HEAT_PORT" "$ETC/heat"
+    define heat-engine - "$ETC/heat" "$BIN/heat-engine" --config-file "$ETC/heat/heat.conf"
+  fi
+}
+service_fingerprint() {
+  eval "local cmd=(${SVC_CMD[$1]})"
+  fingerprint "${SVC_FILES[$1]}" "${cmd[@]}"
+}
+
+# launch NAME: start it in a session of its own, record "PID STARTTIME" and its fingerprint
+launch() {
+  local name=$1 i port=${SVC_PORT[$1]}
+  if [ "$port" != - ] && port_in_use "$port"; then
+    die "port $port (for $name) is taken by another program: set PORT_OFFSET"
   fi
   rm -f "$RUN/$name.pid"
-  echo "--- $(date '+%F %T') start: $*" >> "$LOGS/$name.log"
+  echo "--- $(date '+%F %T') start: ${SVC_CMD[$name]}" >> "$LOGS/$name.log"
+  eval "local cmd=(${SVC_CMD[$name]})"
   (cd "$CLOUD_DIR" && exec setsid bash -c \
      's=$(cat /proc/$$/stat); read -ra f <<< "${s##*) }"; echo "$$ ${f[19]}" > "$0"; exec "$@"' \
-     "$RUN/$name.pid" "$@" >> "$LOGS/$name.log" 2>&1 < /dev/null &)
-  local i
+     "$RUN/$name.pid" "${cmd[@]}" >> "$LOGS/$name.log" 2>&1 < /dev/null &)
   for ((i = 0; i < 100; i++)); do
-    [ -s "$RUN/$name.pid" ] && { echo "$fp" > "$RUN/$name.fp"; return 0; }
+    [ -s "$RUN/$name.pid" ] && { service_fingerprint "$name" > "$RUN/$name.fp"; return 0; }
     sleep 0.05
   done
   service_failed "$name" "could not be launched"
+}
+
+# ensure_running NAME...: restart those whose command or configuration changed (all of them
+# stopped together), then start every one that is not running
+ensure_running() {
+  local name stale=()
+  for name in "$@"; do
+    if running "$name" && [ "$(cat "$RUN/$name.fp" 2>/dev/null)" != "$(service_fingerprint "$name")" ]; then
+      stale+=("$name")
+    fi
+  done
+  if [ ${#stale[@]} -gt 0 ]; then
+    say "start: configuration changed, restarting: ${stale[*]}"
+    stop_services "${stale[@]}"
+  fi
+  for name in "$@"; do running "$name" || launch "$name"; done
 }
 
 service_failed() { # service_failed NAME REASON : name it, show its log, exit 1
   local log=$LOGS/$1.log
   {
     echo "cloud-harness: SERVICE FAILED: $1: $2"
-    if [ -f "$log" ]; then echo "--- last 40 lines of $log ---"; tail -n 40 "$log"; echo "---"; fi
+    if [ -f "$log" ]; then
+      echo "--- last lines of $log (this start) ---"
+      awk '/^--- .* start: /{n = 0} {line[n++] = $0} END {for (i = (n > 40 ? n - 40 : 0); i < n; i++) print line[i]}' "$log"
+      echo "---"
+    fi
   } >&2
   exit 1
 }
 
 port_in_use() { (exec 3<>"/dev/tcp/$IP/$1") 2>/dev/null; }
-
-gunicorn_service() { # gunicorn_service NAME PORT CONFDIR [VAR=VALUE...]
-  local name=$1 port=$2 confdir=$3
-  shift 3
-  local cmd=(env "$@" "$BIN/gunicorn" --bind "$IP:$port" --workers 1 --worker-class gthread
-             --threads "$WSGI_THREADS" --timeout 300 --graceful-timeout 5 --chdir "$ETC/wsgi"
-             --no-control-socket --name "cc-$name" "${name%-api}_wsgi:application")
-  if ! running "$name" || [ "$(cat "$RUN/$name.fp" 2>/dev/null)" != "$(fingerprint "$confdir" "${cmd[@]}")" ]; then
-    running "$name" && { say "start: $name: configuration changed, restarting"; stop_services "$name"; }
-    port_in_use "$port" && die "port $port (for $name) is taken by another program: set PORT_OFFSET"
-  fi
-  spawn "$name" "$confdir" "${cmd[@]}"
-}
 
 wait_http() { # wait_http NAME URL : until URL answers, NAME dies or START_TIMEOUT passes
   local name=$1 url=$2 deadline=$((SECONDS + START_TIMEOUT))
@@ -1058,77 +1231,44 @@ helper() { # the python helper (bootstrap, waits, purge), in the cloud's venv
   CC_GLANCE_URL=http://$IP:$GLANCE_PORT CC_NEUTRON_URL=http://$IP:$NEUTRON_PORT \
   CC_CINDER_URL=http://$IP:$CINDER_PORT/v3 CC_HEAT_URL="http://$IP:$HEAT_PORT/v1/%(project_id)s" \
   CC_CLIMATE_URL=http://$IP:$CLIMATE_API_PORT/v1 \
+  CC_NOVA_MANAGE="$BIN/nova-manage"$'\t'--config-file$'\t'"$ETC/nova/nova.conf" \
     "$BIN/python" "$LIB/cloud_helper.py" "$@"
 }
 
-nova_compute_names() { local h; for h in $COMPUTE_HOSTS; do echo "nova-compute-$h"; done; }
 
 cmd_start() {
-  local t0=$SECONDS h
+  local t0=$SECONDS name
   [ -f "$SETTINGS_FILE" ] && [ -d "$ETC/wsgi" ] || die "not configured: run '$0 up'"
   mkdir -p "$LOGS" "$RUN"
   preflight
   write_helper
+  define_services
   if enabled keystone; then
-    gunicorn_service keystone "$KEYSTONE_PORT" "$ETC/keystone" OS_KEYSTONE_CONFIG_DIR="$ETC/keystone"
+    ensure_running keystone
     wait_http keystone "$AUTH_URL"
     helper identity || die "keystone bootstrap failed"
+    say "start: keystone ready after $((SECONDS - t0)) s"
   fi
-  enabled placement && gunicorn_service placement "$PLACEMENT_PORT" "$ETC/placement" \
-    OS_PLACEMENT_CONFIG_DIR="$ETC/placement"
-  enabled glance && gunicorn_service glance "$GLANCE_PORT" "$ETC/glance" OS_GLANCE_CONFIG_DIR="$ETC/glance"
-  enabled neutron && gunicorn_service neutron "$NEUTRON_PORT" "$ETC/neutron" \
-    OS_NEUTRON_CONFIG_DIR="$ETC/neutron"
-  if enabled nova; then
-    gunicorn_service nova-api "$NOVA_PORT" "$ETC/nova" OS_NOVA_CONFIG_DIR="$ETC/nova"
-    spawn nova-conductor "$ETC/nova" "$BIN/nova-conductor" --config-file "$ETC/nova/nova.conf"
-    spawn nova-scheduler "$ETC/nova" env PYTHONPATH="$NOVA_FILTER_PATH" \
-      "$BIN/nova-scheduler" --config-file "$ETC/nova/nova.conf"
-    for h in $COMPUTE_HOSTS; do
-      spawn "nova-compute-$h" "$ETC/nova" env CC_FAKE_VCPUS="$FAKE_VCPUS" \
-        CC_FAKE_RAM_MB="$FAKE_RAM_MB" CC_FAKE_DISK_GB="$FAKE_DISK_GB" "$BIN/nova-compute" \
-        --config-file "$ETC/nova/nova.conf" --config-file "$ETC/nova/compute-$h.conf"
-    done
-  fi
-  if enabled cinder; then
-    gunicorn_service cinder-api "$CINDER_PORT" "$ETC/cinder"
-    spawn cinder-scheduler "$ETC/cinder" "$BIN/cinder-scheduler" --config-file "$ETC/cinder/cinder.conf"
-    spawn cinder-volume "$ETC/cinder" "$BIN/cinder-volume" --config-file "$ETC/cinder/cinder.conf"
-  fi
-  if enabled heat; then
-    gunicorn_service heat-api "$HEAT_PORT" "$ETC/heat"
-    spawn heat-engine "$ETC/heat" "$BIN/heat-engine" --config-file "$ETC/heat/heat.conf"
-  fi
-  enabled placement && wait_http placement "http://$IP:$PLACEMENT_PORT/"
-  enabled glance && wait_http glance "http://$IP:$GLANCE_PORT/"
-  enabled neutron && wait_http neutron "http://$IP:$NEUTRON_PORT/"
-  enabled nova && wait_http nova-api "http://$IP:$NOVA_PORT/"
-  enabled cinder && wait_http cinder-api "http://$IP:$CINDER_PORT/"
-  enabled heat && wait_http heat-api "http://$IP:$HEAT_PORT/"
-  # flavors and image, then every service up. New computes are mapped to cell1 by nova-scheduler
-  # every 2 s (discover_hosts_in_cells_interval): no nova-manage discover_hosts needed.
+  ensure_running "${SVC_ORDER[@]}"
+  for name in "${SVC_ORDER[@]}"; do
+    [ "${SVC_PORT[$name]}" = - ] || wait_http "$name" "http://$IP:${SVC_PORT[$name]}/"
+  done
+  say "start: every API answers after $((SECONDS - t0)) s"
+  # flavors and image, then every service up and every hypervisor in Nova and Placement
   local steps=(resources)
   enabled nova && steps+=(wait-nova wait-hypervisors)
   enabled cinder && steps+=(wait-cinder)
   enabled heat && steps+=(wait-heat)
   helper "${steps[@]}" || exit 1
-  local name
-  for name in $(service_names); do
+  for name in "${SVC_ORDER[@]}"; do
     running "$name" || service_failed "$name" "is not running"
   done
-  say "start: all $(service_names | wc -l) processes up in $((SECONDS - t0)) s"
+  say "start: all ${#SVC_ORDER[@]} processes up in $((SECONDS - t0)) s"
 }
 
 service_names() { # every process this configuration runs, in start order
-  local s
-  for s in $SERVICES; do
-    case $s in
-      nova) echo nova-api nova-conductor nova-scheduler; nova_compute_names ;;
-      cinder) echo cinder-api cinder-scheduler cinder-volume ;;
-      heat) echo heat-api heat-engine ;;
-      *) echo "$s" ;;
-    esac
-  done | tr ' ' '\n'
+  define_services
+  printf '%s\n' "${SVC_ORDER[@]}"
 }
 
 # stop_services [NAME...] : TERM each process group, wait up to 10 s, then KILL what is left.
@@ -1229,6 +1369,7 @@ cmd_env() {
     echo "CLOUD_FLAVORS=m1.tiny m1.small m1.medium"
     echo "CLOUD_CLIMATE_API_PORT=$CLIMATE_API_PORT"
     echo "CLOUD_CLIMATE_URL=http://$IP:$CLIMATE_API_PORT/v1"
+    echo "CLOUD_CLIMATE_DB=climate_it${_instance:+_$_instance}"
     for k in KEYSTONE PLACEMENT NOVA GLANCE NEUTRON CINDER HEAT; do
       local p=${k}_PORT
       echo "CLOUD_$p=${!p}"
@@ -1247,6 +1388,7 @@ cmd_json() {
   CC_DIR=$CLOUD_DIR CC_BIN=$BIN CC_AUTH_URL=$AUTH_URL CC_REGION=$REGION CC_IP=$IP \
   CC_RABBIT_URL=$(rabbit_url) CC_DB_URL=$(db_url '') CC_DB_PREFIX=$DB_PREFIX \
   CC_HOSTS="$COMPUTE_HOSTS" CC_SERVICES="$SERVICES" CC_CLIMATE_API_PORT=$CLIMATE_API_PORT \
+  CC_CLIMATE_DB=climate_it${_instance:+_$_instance} \
   CC_PORTS="keystone=$KEYSTONE_PORT placement=$PLACEMENT_PORT nova=$NOVA_PORT glance=$GLANCE_PORT neutron=$NEUTRON_PORT cinder=$CINDER_PORT heat=$HEAT_PORT" \
   CC_USERS="admin=$(credentials admin) demo=$(credentials demo) alt=$(credentials alt) reader=$(credentials reader) climate=$(credentials climate)" \
   "$py" - <<'PY'
@@ -1277,7 +1419,7 @@ print(json.dumps({
     "flavors": ["m1.tiny", "m1.small", "m1.medium"],
     "ports": {k: int(v) for k, v in ports.items()},
     "urls": {k: f"http://{ip}:{v}{paths.get(k, '')}" for k, v in ports.items()},
-    "climate": {"port": int(E["CC_CLIMATE_API_PORT"]),
+    "climate": {"port": int(E["CC_CLIMATE_API_PORT"]), "database": E["CC_CLIMATE_DB"],
                 "url": f"http://{ip}:{E['CC_CLIMATE_API_PORT']}/v1",
                 "service_type": "reservation"},
     "users": users,
@@ -1303,16 +1445,21 @@ cmd_purge() {
 
 cmd_clean() {
   cmd_stop
-  if sql -e 'SELECT 1' >/dev/null 2>&1; then
-    local d
+  local owner d vhost
+  owner=$(db_owner)
+  if [ -n "$owner" ] && [ "$owner" != "$CLOUD_DIR" ]; then
+    say "WARNING: databases ${DB_PREFIX}* and vhost belong to the cloud in $owner: not dropped"
+  elif sql -e 'SELECT 1' >/dev/null 2>&1; then
     for d in $(databases); do sql -e "DROP DATABASE IF EXISTS \`$DB_PREFIX$d\`"; done
+    # and Climate's database of the integration tests against this cloud
+    sql -e "DROP DATABASE IF EXISTS \`climate_it${_instance:+_$_instance}\`"
+    sql -e "DROP DATABASE IF EXISTS \`${DB_PREFIX}harness\`"
+    vhost=$(cat "$CLOUD_DIR/rabbit-vhost" 2>/dev/null || true)
+    if [ -n "$vhost" ]; then
+      rabbitmqctl -q delete_vhost "$vhost" >/dev/null 2>&1 || say "WARNING: vhost $vhost not deleted"
+    fi
   else
-    say "WARNING: database server unreachable: databases $DB_PREFIX* not dropped"
-  fi
-  local vhost
-  vhost=$(cat "$CLOUD_DIR/rabbit-vhost" 2>/dev/null || true)
-  if [ -n "$vhost" ]; then
-    rabbitmqctl -q delete_vhost "$vhost" >/dev/null 2>&1 || say "WARNING: vhost $vhost not deleted"
+    say "WARNING: database server unreachable: databases ${DB_PREFIX}* and vhost not dropped"
   fi
   rm -rf "$ETC" "$DATA" "$LOGS" "$RUN" "$LIB" "$SETTINGS_FILE" "$CLOUD_DIR/rabbit-vhost"
   say "clean: state removed (venv kept: $VENV)"
@@ -1322,6 +1469,7 @@ cmd_up() {
   local t0=$SECONDS
   cmd_install
   cmd_configure
+  check_ports
   cmd_dbsync
   cmd_start
   say "up: cloud ready in $((SECONDS - t0)) s (auth $AUTH_URL; '$0 openrc' for credentials)"

@@ -1,0 +1,30 @@
+"""Nova clients on keystoneauth sessions, configured by ``[nova]``."""
+
+from novaclient import client as nova_client
+
+from climate.clients import get_conf
+from climate.clients import keystone
+
+
+def client(sess, conf=None):
+    """A novaclient ``Client`` on the keystoneauth session ``sess``.
+
+    Microversion ``[nova] api_version``, endpoint chosen by ``[nova] region_name``,
+    ``interface`` and ``endpoint_override``.
+    """
+    conf = get_conf(conf)
+    opts = conf.nova
+    return nova_client.Client(opts.api_version, session=sess,
+                              region_name=opts.region_name,
+                              endpoint_type=opts.interface,
+                              endpoint_override=opts.endpoint_override)
+
+
+def service_client(conf=None):
+    """Nova as Climate's service user (admin calls: hypervisors, aggregates, ...)."""
+    return client(keystone.service_session(conf), conf)
+
+
+def trust_client(trust_id, conf=None):
+    """Nova acting for the trustor of ``trust_id``, in the trust's project."""
+    return client(keystone.trust_session(trust_id, conf), conf)

@@ -1,0 +1,1 @@
+"""Integration tests: Climate against a real OpenStack (tools/cloud-harness.sh)."""

@@ -1,0 +1,378 @@
+"""Fixtures of the integration layer: Climate against a real OpenStack on 127.0.0.1.
+
+The cloud comes from ``tools/cloud-harness.sh`` (Keystone, Placement, Nova with fake
+hypervisors, Glance, Neutron API, Cinder, Heat, on the machine's MariaDB and RabbitMQ):
+
+- ``cloud`` (session): ``cloud-harness.sh up`` once per run, then its ``json`` description.
+  When the cloud cannot come up, every test fails with the harness's own message.
+- ``clean_cloud`` (autouse): ``cloud-harness.sh purge`` before each test (servers,
+  aggregates, extra flavors, volumes, stacks, trusts) and empties Climate's tables.
+- ``climate_config`` / ``climate_conf``: a Climate config file against that cloud
+  (``auth_strategy = keystone``, the ``climate`` service user) and its parsed options.
+- ``climate_services`` (session): database migrated, ``climate-api`` and
+  ``climate-manager`` running as subprocesses of their own, stopped by PID at the end.
+
+These tests only run when asked: ``CLIMATE_INTEGRATION=1`` (``tox -e integration``) or a
+path under ``climate/tests/integration`` on the pytest command line. Knobs: see
+``doc/source/testing-cloud.rst``.
+"""
+
+import json
+import os
+import pathlib
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+HERE = pathlib.Path(__file__).resolve().parent
+REPO = HERE.parents[2]
+HARNESS = REPO / 'tools' / 'cloud-harness.sh'
+
+UP_TIMEOUT = int(os.environ.get('CLIMATE_CLOUD_UP_TIMEOUT', '1200'))
+PURGE_TIMEOUT = int(os.environ.get('CLIMATE_CLOUD_PURGE_TIMEOUT', '300'))
+SERVICE_START_TIMEOUT = int(os.environ.get('CLIMATE_IT_START_TIMEOUT', '60'))
+
+
+# ---------------------------------------------------------------------------------------------
+# opt-in
+# ---------------------------------------------------------------------------------------------
+
+def _asked_for(config):
+    if os.environ.get('CLIMATE_INTEGRATION') == '1':
+        return True
+    for arg in config.args:
+        path = pathlib.Path(arg.split('::')[0]).resolve()
+        if path == HERE or HERE in path.parents:
+            return True
+    return False
+
+
+def pytest_collection_modifyitems(config, items):
+    if _asked_for(config):
+        return
+    skip = pytest.mark.skip(reason='integration test: set CLIMATE_INTEGRATION=1 '
+                                   '(tox -e integration) or name its path')
+    for item in items:
+        if HERE in pathlib.Path(str(item.fspath)).parents:
+            item.add_marker(skip)
+
+
+# ---------------------------------------------------------------------------------------------
+# processes
+# ---------------------------------------------------------------------------------------------
+
+def _tail(text, lines=80):
+    return '\n'.join(text.rstrip().splitlines()[-lines:])
+
+
+def harness(*args, timeout):
+    """Run the harness; return (exit status or None on timeout, combined output).
+
+    It runs in a process group of its own, killed whole on timeout (the cloud's services
+    live in groups of their own and survive: ``cloud-harness.sh stop`` ends them).
+    """
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen(['bash', str(HARNESS), *args], stdin=subprocess.DEVNULL,
+                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            status = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            status = None
+        out.seek(0)
+        return status, out.read().decode(errors='replace')
+
+
+def _harness_or_fail(*args, timeout):
+    status, output = harness(*args, timeout=timeout)
+    if status != 0:
+        what = (f'timed out after {timeout} s' if status is None
+                else f'failed (exit {status})')
+        pytest.fail(f'tools/cloud-harness.sh {" ".join(args)} {what}:\n{_tail(output)}',
+                    pytrace=False)
+    return output
+
+
+def _stop_groups(procs, grace=10):
+    """TERM the process groups of ``procs`` (session leaders we started), wait up to
+    ``grace`` seconds, then KILL what is left of them."""
+    for proc in procs:
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+    deadline = time.monotonic() + grace
+    for proc in procs:
+        try:
+            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            pass
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # stragglers of the group, if any
+        except ProcessLookupError:
+            pass
+        proc.wait()
+
+
+def _port_open(port, host='127.0.0.1'):
+    with socket.socket() as s:
+        s.settimeout(0.5)
+        return s.connect_ex((host, port)) == 0
+
+
+def _executable(name):
+    """A console script of Climate, preferably from this interpreter's environment."""
+    local = pathlib.Path(sys.executable).parent / name
+    if local.exists():
+        return str(local)
+    found = shutil.which(name)
+    if not found:
+        pytest.fail(f'{name} not found: install Climate in this environment '
+                    f'(pip install -e .)', pytrace=False)
+    return found
+
+
+# ---------------------------------------------------------------------------------------------
+# the cloud
+# ---------------------------------------------------------------------------------------------
+
+class Cloud:
+    """What ``cloud-harness.sh json`` says, plus sessions for its users."""
+
+    def __init__(self, info):
+        self.info = info
+        self.auth_url = info['auth_url']
+        self.region = info['region']
+        self.users = info['users']
+        # Climate's own database: climate_it (climate_it_OFFSET for a cloud with PORT_OFFSET)
+        self.climate_db = os.environ.get('CLIMATE_IT_DB') or info['climate']['database']
+
+    def session(self, who='admin'):
+        """A keystoneauth session of one of the harness's users (admin, demo, alt,
+        reader, climate), scoped to that user's project."""
+        from keystoneauth1 import session as ks_session
+        from keystoneauth1.identity import v3
+        user = self.users[who]
+        return ks_session.Session(auth=v3.Password(auth_url=self.auth_url, **user))
+
+    def db_url(self, name):
+        return f"{self.info['db_url_prefix']}{name}?charset=utf8mb4"
+
+
+@pytest.fixture(scope='session')
+def cloud():
+    """The running cloud (``up`` once per test run); fails the tests if it cannot start."""
+    if not HARNESS.exists():
+        pytest.fail(f'{HARNESS} is missing', pytrace=False)
+    started = time.monotonic()
+    _harness_or_fail('up', timeout=UP_TIMEOUT)
+    elapsed = time.monotonic() - started
+    info = json.loads(_harness_or_fail('json', timeout=60))
+    info['up_seconds'] = round(elapsed, 1)
+    sys.stderr.write(f'\ncloud-harness up: {elapsed:.0f} s\n')
+    yield Cloud(info)
+    if os.environ.get('CLIMATE_CLOUD_STOP') == '1':
+        harness('stop', timeout=120)
+
+
+_climate_db_in_use = []
+
+
+@pytest.fixture(autouse=True)
+def clean_cloud(cloud):
+    """Each integration test starts from a clean cloud and empty Climate tables."""
+    _harness_or_fail('purge', timeout=PURGE_TIMEOUT)
+    for url in _climate_db_in_use:
+        _empty_tables(url)
+    yield
+
+
+# ---------------------------------------------------------------------------------------------
+# Climate against the cloud
+# ---------------------------------------------------------------------------------------------
+
+def _mysql(url, database=None):
+    import pymysql
+    from sqlalchemy.engine import make_url
+    u = make_url(url)
+    kw = dict(user=u.username, password=u.password or '', autocommit=True,
+              charset='utf8mb4', database=database)
+    if u.query.get('unix_socket'):
+        kw['unix_socket'] = u.query['unix_socket']
+    else:
+        kw.update(host=u.host or '127.0.0.1', port=u.port or 3306)
+    return pymysql.connect(**kw)
+
+
+def _empty_tables(url):
+    from sqlalchemy.engine import make_url
+    conn = _mysql(url, make_url(url).database)
+    try:
+        with conn.cursor() as cur:
+            cur.execute('SHOW TABLES')
+            tables = [row[0] for row in cur.fetchall() if row[0] != 'alembic_version']
+            cur.execute('SET FOREIGN_KEY_CHECKS = 0')
+            for table in tables:
+                cur.execute(f'DELETE FROM `{table}`')
+            cur.execute('SET FOREIGN_KEY_CHECKS = 1')
+    finally:
+        conn.close()
+
+
+@pytest.fixture(scope='session')
+def climate_config(cloud, tmp_path_factory):
+    """Path of a Climate config file for this cloud (keystone auth, real service user)."""
+    climate = cloud.users['climate']
+    port = cloud.info['climate']['port']
+    creds = '\n'.join([
+        'auth_type = password',
+        f'auth_url = {cloud.auth_url}',
+        f"username = {climate['username']}",
+        f"password = {climate['password']}",
+        f"project_name = {climate['project_name']}",
+        'user_domain_name = Default',
+        'project_domain_name = Default',
+    ])
+    text = f"""[DEFAULT]
+host = 127.0.0.1
+port = {port}
+auth_strategy = keystone
+transport_url = {cloud.info['rabbit_url']}
+debug = true
+
+[database]
+connection = {cloud.db_url(cloud.climate_db)}
+
+[keystone_authtoken]
+www_authenticate_uri = {cloud.auth_url}
+region_name = {cloud.region}
+service_token_roles_required = true
+{creds}
+
+[service_auth]
+{creds}
+
+[nova]
+region_name = {cloud.region}
+"""
+    path = tmp_path_factory.mktemp('climate') / 'climate.conf'
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture(scope='session')
+def climate_conf(climate_config):
+    """The client options (``[service_auth]``, ``[nova]``) parsed from ``climate_config``,
+    in a ConfigOpts of their own."""
+    from oslo_config import cfg
+
+    from climate.conf import clients as clients_conf
+    conf = cfg.ConfigOpts()
+    clients_conf.register_opts(conf)
+    conf(['--config-file', str(climate_config)], project='climate', default_config_files=[])
+    return conf
+
+
+@pytest.fixture(scope='session')
+def climate_db(cloud, climate_config):
+    """Climate's integration database, created afresh and migrated once per run."""
+    url = cloud.db_url(cloud.climate_db)
+    conn = _mysql(url)
+    try:
+        with conn.cursor() as cur:
+            cur.execute(f'DROP DATABASE IF EXISTS `{cloud.climate_db}`')
+            cur.execute(f'CREATE DATABASE `{cloud.climate_db}` CHARACTER SET utf8mb4')
+    finally:
+        conn.close()
+    cmd = [_executable('climate-db-manage'), '--config-file', str(climate_config), 'upgrade']
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=180,
+                              stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f'{" ".join(cmd)} timed out after 180 s', pytrace=False)
+    if done.returncode != 0:
+        pytest.fail(f'{" ".join(cmd)} failed (exit {done.returncode}):\n'
+                    f'{_tail(done.stdout + done.stderr)}', pytrace=False)
+    _climate_db_in_use.append(url)
+    return url
+
+
+class ClimateServices:
+    """climate-api and climate-manager subprocesses; ``url`` is the API's root."""
+
+    def __init__(self, config, port, logdir):
+        self.config = config
+        self.port = port
+        self.url = f'http://127.0.0.1:{port}'
+        self.logdir = logdir
+        self.procs = {}
+
+    def log(self, name):
+        return self.logdir / f'{name}.log'
+
+    def start(self, name):
+        with open(self.log(name), 'ab') as log:
+            self.procs[name] = subprocess.Popen(
+                [_executable(name), '--config-file', str(self.config)],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True)
+
+    def check_alive(self):
+        for name, proc in self.procs.items():
+            if proc.poll() is not None:
+                pytest.fail(f'{name} exited (status {proc.returncode}); '
+                            f'last lines of {self.log(name)}:\n'
+                            f'{_tail(self.log(name).read_text(errors="replace"))}',
+                            pytrace=False)
+
+    def wait_api(self, timeout):
+        deadline = time.monotonic() + timeout
+        while True:
+            self.check_alive()
+            try:
+                urllib.request.urlopen(self.url + '/', timeout=2).close()
+                return
+            except urllib.error.HTTPError:
+                return  # it answers: good enough
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f'climate-api did not answer on {self.url} within {timeout} s; '
+                            f'last lines of {self.log("climate-api")}:\n'
+                            f'{_tail(self.log("climate-api").read_text(errors="replace"))}',
+                            pytrace=False)
+            time.sleep(0.2)
+
+    def stop(self):
+        t0 = time.monotonic()
+        _stop_groups(list(self.procs.values()))
+        sys.stderr.write(f'climate services stopped in {time.monotonic() - t0:.1f} s\n')
+
+
+@pytest.fixture(scope='session')
+def climate_services(cloud, climate_config, climate_db, tmp_path_factory):
+    """climate-api and climate-manager running against the cloud (stopped at the end)."""
+    port = cloud.info['climate']['port']
+    if _port_open(port):
+        pytest.fail(f'port {port} (Climate API in the catalog) is already taken: stop what '
+                    f'listens there or set CLIMATE_API_PORT for the harness', pytrace=False)
+    services = ClimateServices(climate_config, port, tmp_path_factory.mktemp('climate-logs'))
+    try:
+        services.start('climate-manager')
+        services.start('climate-api')
+        services.wait_api(SERVICE_START_TIMEOUT)
+        time.sleep(0.5)
+        services.check_alive()
+        yield services
+    finally:
+        services.stop()

@@ -68,8 +68,12 @@ def parse_duration(value, field):
         raise exceptions.InvalidInput(
             reason="%s must be a whole number followed by s, m, h, d or w "
                    "(e.g. '2h'), not %r" % (field, value))
-    return datetime.timedelta(
-        seconds=int(match.group(1)) * _UNIT_SECONDS[match.group(2)])
+    try:
+        return datetime.timedelta(
+            seconds=int(match.group(1)) * _UNIT_SECONDS[match.group(2)])
+    except OverflowError:
+        raise exceptions.InvalidInput(
+            reason='%s %s is longer than any lease can be' % (field, value))
 
 
 def format(value):

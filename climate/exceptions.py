@@ -78,6 +78,15 @@ class APIVersionNotAcceptable(ClimateException):
                "%(min)s and maximum is %(max)s.")
 
 
+class MethodNotAllowed(ClimateException):
+    code = 405
+    msg_fmt = "Method %(method)s is not allowed here; allowed: %(allowed)s."
+
+    @property
+    def headers(self):
+        return {'Allow': self.kwargs.get('allowed', '')}
+
+
 class Conflict(ClimateException):
     code = 409
     msg_fmt = "Conflict: %(reason)s"

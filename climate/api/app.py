@@ -11,6 +11,7 @@ import pecan
 from climate.api import hooks
 from climate.api import middleware
 from climate.api import root
+from climate.api.v1 import types
 from climate.conf import api as api_conf
 from climate.manager import rpcapi
 
@@ -38,6 +39,7 @@ def setup_app(conf=None, manager_api=None):
         hooks=[_ConfHook(conf), hooks.ContextHook(),
                hooks.RPCHook(manager_api), hooks.ErrorHook()],
         force_canonical=False, guess_content_type_from_ext=False)
+    app = middleware.JsonBody(app, types.MAX_BODY)
     versioned = middleware.Microversion(app)
     if conf.auth_strategy == api_conf.AUTH_KEYSTONE:
         authenticated = auth_token.AuthProtocol(

@@ -41,15 +41,24 @@ class ErrorHook(hooks.PecanHook):
         if isinstance(exc, exceptions.ClimateException):
             if exc.code >= 500:
                 LOG.error('Request failed: %s', exc)
-            return errors.from_exception(exc, version)
+            resp = errors.from_exception(exc, version)
+            resp.headers.update(getattr(exc, 'headers', {}))
+            return resp
         if isinstance(exc, messaging.MessagingTimeout):
             LOG.error('climate-manager did not answer: %s', exc)
             return errors.response(
                 503, 'The reservation manager did not answer in time; try '
                      'again later.', 'ServiceUnavailable', version)
         if isinstance(exc, webob.exc.HTTPException):
-            return errors.response(exc.code, exc.explanation or exc.title,
+            message = exc.explanation or exc.title
+            if exc.code == 405:
+                message = 'Method %s is not allowed here; allowed: %s.' % (
+                    state.request.method, exc.headers.get('Allow', 'none'))
+            resp = errors.response(exc.code, message,
                                    exc.title.replace(' ', ''), version)
+            if 'Allow' in exc.headers:
+                resp.headers['Allow'] = exc.headers['Allow']
+            return resp
         LOG.exception('Unexpected error on %s %s', state.request.method,
                       state.request.path)
         return errors.response(500, 'Internal Server Error',

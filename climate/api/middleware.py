@@ -2,18 +2,23 @@
 uniform JSON errors."""
 
 
+import json
+
 from oslo_log import log as logging
 import webob
 import webob.dec
 
 from climate.api import errors
 from climate.api import microversion
+from climate import exceptions
 
 LOG = logging.getLogger(__name__)
 
 # Version discovery is public, as in every OpenStack service.
 VERSION_PATHS = ('/', '/versions', '/versions/')
 HEALTHCHECK_PATH = '/healthcheck'
+# where JsonBody leaves the decoded request body
+JSON_BODY = 'climate.json_body'
 
 
 class PathRouter:
@@ -45,7 +50,7 @@ class NoAuth:
             'HTTP_X_ROLES': ','.join(self.conf.noauth.roles),
         }
         for key, value in defaults.items():
-            if not environ.get(key):
+            if key not in environ:
                 environ[key] = value
         environ['HTTP_X_IDENTITY_STATUS'] = 'Confirmed'
         environ.setdefault('HTTP_X_TENANT_ID', environ['HTTP_X_PROJECT_ID'])
@@ -83,6 +88,62 @@ class Microversion:
         return resp
 
 
+def decode_json_body(req, max_bytes):
+    """The JSON object a request carries, or MalformedRequestBody."""
+    if req.content_length and req.content_length > max_bytes:
+        raise exceptions.MalformedRequestBody(
+            reason='the body is larger than %d bytes' % max_bytes)
+    raw = req.body
+    if not raw:
+        raise exceptions.MalformedRequestBody(reason='the body is empty')
+    ctype = req.content_type or 'application/json'
+    if ctype != 'application/json':
+        raise exceptions.MalformedRequestBody(
+            reason="content type must be application/json, not '%s'" %
+            ctype)
+    try:
+        data = json.loads(raw.decode('utf-8'))
+    except UnicodeDecodeError:
+        raise exceptions.MalformedRequestBody(
+            reason='the body is not valid UTF-8')
+    except RecursionError:
+        raise exceptions.MalformedRequestBody(
+            reason='the body is nested too deeply')
+    except ValueError as exc:
+        raise exceptions.MalformedRequestBody(reason='not JSON (%s)' %
+                                              exc)
+    if not isinstance(data, dict):
+        raise exceptions.MalformedRequestBody(
+            reason='the body must be a JSON object')
+    return data
+
+
+class JsonBody:
+    """Decode the JSON body of POST and PUT before pecan looks at it.
+
+    Pecan would otherwise parse it itself while routing and turn a bad body
+    into a 500 (deep nesting) or an anonymous 400 (bad UTF-8).  The decoded
+    object is left in ``environ[JSON_BODY]`` for the controllers.
+    """
+
+    METHODS = frozenset(['POST', 'PUT'])
+
+    def __init__(self, app, max_bytes):
+        self.app = app
+        self.max_bytes = max_bytes
+
+    @webob.dec.wsgify
+    def __call__(self, req):
+        if req.method in self.METHODS:
+            try:
+                req.environ[JSON_BODY] = decode_json_body(req,
+                                                          self.max_bytes)
+            except exceptions.MalformedRequestBody as exc:
+                return errors.from_exception(
+                    exc, req.environ.get(microversion.ENVIRON_KEY))
+        return req.get_response(self.app)
+
+
 class JsonErrors:
     """Give non-JSON error pages (routing 404s, 405s) the error body."""
 
@@ -96,7 +157,10 @@ class JsonErrors:
             return resp
         message = resp.status.split(' ', 1)[-1]
         text = resp.text.strip() if resp.charset else ''
-        if text and '<' not in text:
+        if resp.status_int == 405:
+            message = 'Method %s is not allowed here; allowed: %s.' % (
+                req.method, resp.headers.get('Allow', 'none'))
+        elif text and '<' not in text:
             message = text.splitlines()[-1]
         new = errors.response(resp.status_int, message,
                               resp.status.split(' ', 1)[-1].replace(' ', ''))

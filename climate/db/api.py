@@ -6,6 +6,9 @@ its reservations, its events and the plugins' allocations are written in
 one transaction or not at all.
 """
 
+import contextlib
+import threading
+
 import sqlalchemy as sa
 from oslo_db import api as oslo_db_api
 from oslo_db import exception as db_exc
@@ -19,6 +22,8 @@ from climate import states
 
 _main = enginefacade.transaction_context()
 _main.configure(sqlite_fk=True)
+# how many writer() blocks the current thread is inside
+_thread = threading.local()
 
 
 #: Retry a whole transaction that lost a deadlock; decorate the outermost
@@ -37,9 +42,16 @@ def configure(connection=None, **kwargs):
     _main.configure(sqlite_fk=True, **kwargs)
 
 
+@contextlib.contextmanager
 def writer(ctx):
     """A read-write transaction bound to ``ctx`` (joins an outer one)."""
-    return _main.writer.using(ctx)
+    depth = getattr(_thread, 'writers', 0)
+    _thread.writers = depth + 1
+    try:
+        with _main.writer.using(ctx) as session:
+            yield session
+    finally:
+        _thread.writers = depth
 
 
 def reader(ctx):
@@ -76,6 +88,21 @@ def _sqlite_pragmas(dbapi_conn, _record):
         cur.execute('PRAGMA journal_mode=WAL')
         cur.execute('PRAGMA busy_timeout=30000')
         cur.close()
+
+
+@sa.event.listens_for(sa.engine.Engine, 'before_cursor_execute',
+                      retval=True)
+def _sqlite_begin_immediate(conn, _cursor, statement, parameters, _context,
+                            _executemany):
+    # oslo.db opens SQLite transactions with a deferred BEGIN: one that read
+    # before another connection committed then fails its first write at
+    # once with "database is locked" (busy_timeout does not apply to a stale
+    # snapshot).  Writers take the write lock at BEGIN and queue instead;
+    # readers stay deferred so they never wait behind a writer (WAL).
+    if (statement == 'BEGIN' and conn.dialect.name == 'sqlite' and
+            getattr(_thread, 'writers', 0)):
+        statement = 'BEGIN IMMEDIATE'
+    return statement, parameters
 
 
 # -- leases ----------------------------------------------------------------

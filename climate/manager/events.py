@@ -247,9 +247,12 @@ class EventEngine:
                     db_api.set_status(res, 'reservation', states.RES_DELETED)
                 else:
                     plugin.before_end(ctx, view, res_view, event_view)
+            if (lease.status_reason or '').startswith(
+                    event.event_type + ' attempt'):
+                # the retry note of this very event is stale now
+                lease.status_reason = None
             if event.event_type == lease_input.START:
                 db_api.set_status(lease, 'lease', states.ACTIVE)
-                lease.status_reason = None
             elif event.event_type == lease_input.END:
                 db_api.set_status(lease, 'lease', states.TERMINATED)
             db_api.set_status(event, 'event', states.DONE)

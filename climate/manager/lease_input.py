@@ -26,6 +26,9 @@ def check_name(name, max_length):
     if len(name) > max_length:
         raise exceptions.InvalidInput(
             reason='name is longer than %d characters' % max_length)
+    if any(ord(c) < 32 or ord(c) == 127 for c in name):
+        raise exceptions.InvalidInput(
+            reason='name must not contain control characters')
     return name.strip()
 
 

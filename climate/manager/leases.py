@@ -105,8 +105,10 @@ class LeaseService:
             lease_view = views.lease(lease)
             for res, res_view in zip(lease.reservations,
                                      lease_view['reservations']):
-                res.resource_id = self.plugins.get(res.resource_type).reserve(
+                resource_id = self.plugins.get(res.resource_type).reserve(
                     ctx, lease_view, res_view)
+                if resource_id is not None:
+                    res.resource_id = resource_id
             db_api.flush(ctx)
             result = views.lease(lease)
         LOG.info('Lease %s (%s) created for project %s', result['id'],

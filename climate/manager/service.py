@@ -10,6 +10,7 @@ from oslo_log import log as logging
 
 from climate import context as climate_context
 from climate import dates
+from climate import exceptions
 from climate.manager import events
 from climate.manager import leases
 from climate.manager import plugins as plugin_registry
@@ -29,6 +30,10 @@ def _parse_query_dates(filters):
     return filters
 
 
+# Errors a caller made are answered, not logged as manager failures.
+_user_errors = messaging.expected_exceptions(exceptions.ClimateException)
+
+
 class ManagerEndpoint:
     """What the API may call; every method takes the caller's context."""
 
@@ -39,21 +44,26 @@ class ManagerEndpoint:
         self.plugins = service.plugins
         self.engine = service.engine
 
+    @_user_errors
     def list_leases(self, ctx, query):
         query = dict(query)
         query['filters'] = _parse_query_dates(dict(query.get('filters') or
                                                    {}))
         return self.leases.list(ctx, **query)
 
+    @_user_errors
     def get_lease(self, ctx, lease_id):
         return self.leases.get(ctx, lease_id)
 
+    @_user_errors
     def create_lease(self, ctx, body):
         return self.leases.create(ctx, body)
 
+    @_user_errors
     def update_lease(self, ctx, lease_id, body):
         return self.leases.update(ctx, lease_id, body)
 
+    @_user_errors
     def delete_lease(self, ctx, lease_id):
         self.leases.delete(ctx, lease_id)
 

@@ -37,6 +37,14 @@ def event(ev):
     }
 
 
+# events due at the same time are listed in the order they run
+_RANK = {'start_lease': 0, 'before_end_lease': 1, 'end_lease': 2}
+
+
+def _event_order(ev):
+    return ev.time, _RANK.get(ev.event_type, 1)
+
+
 def lease(row):
     return {
         'id': row.id,
@@ -52,5 +60,5 @@ def lease(row):
         'created_at': dates.format(row.created_at),
         'updated_at': dates.format(row.updated_at),
         'reservations': [reservation(r) for r in row.reservations],
-        'events': [event(e) for e in row.events],
+        'events': [event(e) for e in sorted(row.events, key=_event_order)],
     }

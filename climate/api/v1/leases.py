@@ -74,6 +74,12 @@ def _next_link(request, leases, limit):
                                 urllib.parse.urlencode(params))}]
 
 
+def _refuse_on_collection(lease_id):
+    if lease_id is None:
+        raise exceptions.MethodNotAllowed(method=pecan.request.method,
+                                          allowed='GET, POST')
+
+
 class LeasesController(rest.RestController):
 
     @pecan.expose('json')
@@ -108,7 +114,8 @@ class LeasesController(rest.RestController):
         return {'lease': lease}
 
     @pecan.expose('json')
-    def put(self, lease_id):
+    def put(self, lease_id=None):
+        _refuse_on_collection(lease_id)
         ctx = pecan.request.context
         policy.authorize(ctx, 'climate:leases:update')
         body = types.parse(pecan.request, types.LeaseUpdate)
@@ -116,7 +123,8 @@ class LeasesController(rest.RestController):
                                                            body)}
 
     @pecan.expose()
-    def delete(self, lease_id):
+    def delete(self, lease_id=None):
+        _refuse_on_collection(lease_id)
         ctx = pecan.request.context
         policy.authorize(ctx, 'climate:leases:delete')
         pecan.request.rpcapi.delete_lease(ctx, lease_id)

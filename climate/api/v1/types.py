@@ -5,12 +5,11 @@ meaning of the values (dates, windows, plugin parameters) is checked by
 the manager, in one place for every caller.
 """
 
-import json
-
 import wsme
 from wsme.rest import json as wsme_json
 from wsme import types as wtypes
 
+from climate.api import middleware
 from climate import exceptions
 
 MAX_BODY = 1024 * 1024
@@ -100,26 +99,12 @@ def _check_nested(path, datatype, value):
 
 
 def parse(request, datatype):
-    """Decode and type-check a JSON request body into a plain dict.
+    """Type-check the request's JSON body into a plain dict.
 
-    :raises MalformedRequestBody / InvalidInput: what is wrong, and where.
+    The body was decoded by ``climate.api.middleware.JsonBody``.
+    :raises InvalidInput: what is wrong, and where.
     """
-    if not request.body:
-        raise exceptions.MalformedRequestBody(reason='the body is empty')
-    if len(request.body) > MAX_BODY:
-        raise exceptions.MalformedRequestBody(
-            reason='the body is larger than %d bytes' % MAX_BODY)
-    ctype = request.content_type or 'application/json'
-    if ctype != 'application/json':
-        raise exceptions.MalformedRequestBody(
-            reason="content type must be application/json, not '%s'" % ctype)
-    try:
-        data = json.loads(request.body)
-    except ValueError as exc:
-        raise exceptions.MalformedRequestBody(reason='not JSON (%s)' % exc)
-    if not isinstance(data, dict):
-        raise exceptions.MalformedRequestBody(
-            reason='the body must be a JSON object')
+    data = request.environ[middleware.JSON_BODY]
     for attr in wtypes.list_attributes(datatype):
         if attr.name in data:
             _check_nested(attr.name, attr.datatype, data[attr.name])

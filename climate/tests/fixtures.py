@@ -1,0 +1,218 @@
+"""A whole Climate in one process, for tests: SQLite, fake RPC, noauth.
+
+:class:`ClimateEnvironment` configures oslo.config for a test, creates a
+temporary SQLite database with the real migrations, starts a manager (its
+RPC server over the in-process ``fake://`` transport and its event engine)
+and builds the API's WSGI application.  ``stop()`` undoes all of it, so the
+next environment starts from nothing: the transports in ``climate.rpc`` and
+the policy enforcer are process-global.
+
+Used by the gabbi fixture (``climate/tests/gabbi/fixtures.py``) and by the
+Python API tests (``climate/tests/unit/api``).
+"""
+
+import datetime
+import json
+import os
+import shutil
+import tempfile
+
+from oslo_config import cfg
+from oslo_db import options as db_options
+import pytest
+import sqlalchemy as sa
+import webob
+
+from climate.api import app as api_app
+from climate import conf as climate_conf  # noqa: F401 - registers options
+from climate import context
+from climate import dates
+from climate.db import api as db_api
+from climate.db import migration
+from climate.db import models
+from climate.manager import service as manager_service
+from climate import policy
+from climate import rpc
+
+CONF = cfg.CONF
+
+#: (option, group, value) every test environment sets: identity from
+#: headers, in-process RPC, an event engine that looks often and retries
+#: fast.  ``[database] connection`` is added per environment.
+TEST_OVERRIDES = (
+    ('auth_strategy', None, 'noauth'),
+    ('transport_url', None, 'fake:/'),
+    ('max_sleep', 'manager', 0.5),
+    ('event_retry_backoff', 'manager', 0.1),
+    ('event_retry_max_backoff', 'manager', 1.0),
+)
+
+
+class ClimateEnvironment:
+    """API + manager + SQLite in this process."""
+
+    def __init__(self, overrides=()):
+        self.extra_overrides = tuple(overrides)
+        self.tmpdir = None
+        self.db_path = None
+        self.connection = None
+        self.manager = None
+        self.app = None
+        self._overridden = []
+
+    # -- lifecycle -------------------------------------------------------
+
+    def _override(self, name, group, value):
+        CONF.set_override(name, value, group=group)
+        self._overridden.append((name, group))
+
+    def configure(self):
+        rpc.cleanup()  # whatever an earlier test left behind
+        policy.reset()
+        rpc.register_opts(CONF)
+        db_options.set_defaults(CONF)
+        CONF([], project='climate', default_config_files=[],
+             default_config_dirs=[])
+        self.tmpdir = tempfile.mkdtemp(prefix='climate-test-')
+        self.db_path = os.path.join(self.tmpdir, 'climate.sqlite')
+        self.connection = 'sqlite:///%s' % self.db_path
+        values = {(name, group): value
+                  for name, group, value in TEST_OVERRIDES}
+        values[('connection', 'database')] = self.connection
+        values.update({(name, group): value
+                       for name, group, value in self.extra_overrides})
+        for (name, group), value in values.items():
+            self._override(name, group, value)
+
+    def start(self):
+        try:
+            self.configure()
+            db_api.configure(connection=self.connection)
+            migration.upgrade()
+            rpc.init()
+            self.manager = manager_service.ManagerService(
+                host='climate-test-manager')
+            self.manager.start()
+            self.app = api_app.setup_app()
+        except Exception:
+            self.stop()
+            raise
+        return self
+
+    def stop(self):
+        try:
+            if self.manager is not None:
+                self.manager.stop()
+        finally:
+            self.manager = None
+            self.app = None
+            rpc.cleanup()
+            policy.reset()
+            try:
+                db_api.get_engine().dispose()
+            except Exception:  # pragma: no cover - never configured
+                pass
+            for name, group in reversed(self._overridden):
+                CONF.clear_override(name, group=group)
+            self._overridden = []
+            if self.tmpdir:
+                shutil.rmtree(self.tmpdir, ignore_errors=True)
+                self.tmpdir = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    # -- HTTP ------------------------------------------------------------
+
+    def request(self, method, path, body=None, raw=None, headers=None,
+                persona='member', project='project-a', version=None):
+        """One in-process HTTP request; returns a webob Response.
+
+        ``body`` is sent as JSON, ``raw`` as given.  ``persona`` is a
+        :data:`PERSONAS` key (or None for no identity headers at all).
+        """
+        req = webob.Request.blank(path, method=method)
+        if persona is not None:
+            for name, value in identity(persona, project).items():
+                req.headers[name] = value
+        if version is not None:
+            req.headers['OpenStack-API-Version'] = 'reservation %s' % version
+        if body is not None:
+            raw = json.dumps(body)
+        if raw is not None:
+            req.body = raw.encode() if isinstance(raw, str) else raw
+            req.content_type = 'application/json'
+        for name, value in (headers or {}).items():
+            req.headers[name] = value
+        return req.get_response(self.app)
+
+    # -- database --------------------------------------------------------
+
+    def rows(self, model):
+        """Every row of ``model`` (a climate.db.models class)."""
+        ctx = context.admin_context()
+        with db_api.reader(ctx) as session:
+            return session.query(model).all()
+
+    def snapshot(self):
+        """Every column of every row of every table a lease change may
+        write, sorted: equal snapshots mean nothing was written."""
+        tables = {}
+        for model in (models.Lease, models.Reservation, models.Event,
+                      models.Allocation, models.NoopAction):
+            columns = [c.key for c in sa.inspect(model).columns]
+            tables[model.__tablename__] = sorted(
+                (tuple((c, repr(getattr(row, c))) for c in columns)
+                 for row in self.rows(model)), key=repr)
+        return tables
+
+    def noop_actions(self, lease_id=None):
+        """(action, lease_id) of each noop plugin action, in order."""
+        ctx = context.admin_context()
+        return [(a.action, a.lease_id)
+                for a in db_api.noop_action_list(ctx, lease_id)]
+
+    def plugin(self, resource_type='noop'):
+        """The manager's plugin object (to make it fail on purpose)."""
+        return self.manager.plugins.get(resource_type)
+
+
+#: Identity headers of each test persona (noauth).
+PERSONAS = {
+    'admin': 'admin,member,reader',
+    'member': 'member,reader',
+    'reader': 'reader',
+}
+
+
+@pytest.fixture(scope='module')
+def climate_env():
+    """A ClimateEnvironment shared by the tests of one module."""
+    with ClimateEnvironment() as env:
+        yield env
+
+
+def identity(persona, project='project-a'):
+    return {'X-Project-Id': project,
+            'X-User-Id': '%s-%s' % (persona, project),
+            'X-Roles': PERSONAS[persona]}
+
+
+def iso(delta_seconds=0, now=None):
+    """UTC ISO 8601 (no offset) ``delta_seconds`` from now."""
+    when = (now or dates.utcnow()) + datetime.timedelta(
+        seconds=delta_seconds)
+    return when.strftime('%Y-%m-%dT%H:%M:%S')
+
+
+def lease_body(name='lease-1', start='now', end=None, **extra):
+    """A valid create body with one noop reservation."""
+    body = {'name': name, 'start_date': start,
+            'end_date': end or '2099-01-01 00:00',
+            'reservations': [{'resource_type': 'noop'}],
+            'events': []}
+    body.update(extra)
+    return body

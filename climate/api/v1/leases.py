@@ -122,7 +122,9 @@ class LeasesController(rest.RestController):
         return {'lease': pecan.request.rpcapi.update_lease(ctx, lease_id,
                                                            body)}
 
-    @pecan.expose()
+    # no template: a 204 has no body, but the JSON content type lets clients
+    # that send "Accept: application/json" (python-blazarclient) through
+    @pecan.expose(content_type='application/json')
     def delete(self, lease_id=None):
         _refuse_on_collection(lease_id)
         ctx = pecan.request.context

@@ -1,0 +1,195 @@
+"""What every benchmark shares: a Climate on MariaDB + RabbitMQ, started
+as subprocesses with the functional tests' helpers, and the statistics."""
+
+import contextlib
+import datetime
+import math
+import os
+import shutil
+import signal
+import subprocess
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+
+import sqlalchemy as sa
+
+from climate.db import models
+from climate.tests.functional import procs
+
+ENGINE = os.environ.get('CLIMATE_BENCH_ENGINE', procs.MARIADB)
+KEEP = os.environ.get('CLIMATE_TEST_KEEP') == '1'
+# A directory: record py-spy profiles (collapsed stacks, idle frames left
+# out) of climate-api and the managers while the benchmark runs.
+PROFILE = os.environ.get('CLIMATE_BENCH_PROFILE')
+
+
+def percentile(values, pct):
+    """Nearest-rank percentile."""
+    ordered = sorted(values)
+    rank = max(1, math.ceil(pct / 100.0 * len(ordered)))
+    return ordered[rank - 1]
+
+
+def summary(values_ms):
+    return 'n=%d p50 %.1f ms  p90 %.1f ms  p99 %.1f ms  max %.1f ms' % (
+        len(values_ms), statistics.median(values_ms),
+        percentile(values_ms, 90), percentile(values_ms, 99),
+        max(values_ms))
+
+
+def verdict(value, target):
+    return 'OK' if value <= target else 'MISSED (target %s)' % target
+
+
+class Climate:
+    """climate-api (``api_threads``) and ``managers`` climate-managers on a
+    fresh database and vhost; everything removed on exit."""
+
+    def __init__(self, managers=1, api_threads=2, manager_opts=None,
+                 engine=ENGINE):
+        self.managers = managers
+        self.api_threads = api_threads
+        self.manager_opts = manager_opts
+        self.engine = engine
+        self.workdir = tempfile.mkdtemp(prefix='climate-bench-')
+        self.database = None
+        self.vhost = None
+        self.cluster = None
+        self.profilers = []
+
+    def __enter__(self):
+        problems = procs.missing_services((self.engine,))
+        if problems:
+            sys.exit('benchmarks need the services on 127.0.0.1:\n  ' +
+                     '\n  '.join(problems))
+        try:
+            self.database = procs.Database(self.engine).create()
+            self.vhost = procs.Vhost().create()
+            port = procs.free_port()
+            config = procs.write_config(
+                os.path.join(self.workdir, 'climate.conf'),
+                self.database.url, self.vhost.transport_url, port,
+                api_threads=self.api_threads, manager=self.manager_opts)
+            procs.db_upgrade(config)
+            self.cluster = procs.Cluster(self.workdir, config, port)
+            self.cluster.start_api()
+            self.cluster.start_managers(self.managers)
+            if PROFILE:
+                self._profile(PROFILE)
+        except BaseException:
+            self.__exit__(*sys.exc_info())
+            raise
+        return self
+
+    def _profile(self, directory):
+        os.makedirs(directory, exist_ok=True)
+        pyspy = shutil.which('py-spy') or os.path.join(
+            os.path.dirname(sys.executable), 'py-spy')
+        for proc in self.cluster.procs:
+            out = os.path.join(directory, '%s-%d.txt' % (proc.kind,
+                                                         proc.pid))
+            self.profilers.append(subprocess.Popen(
+                [pyspy, 'record', '--pid', str(proc.pid), '--rate', '250',
+                 '--gil', '--nonblocking',
+                 '--format', 'raw', '--threads', '--output', out],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        time.sleep(1)
+        print('  profiling to %s' % directory)
+
+    def __exit__(self, exc_type, exc, tb):
+        for profiler in self.profilers:
+            profiler.send_signal(signal.SIGINT)
+        for profiler in self.profilers:
+            try:
+                profiler.wait(60)
+            except subprocess.TimeoutExpired:
+                profiler.kill()
+        if self.cluster is not None:
+            self.cluster.stop()
+            if exc_type is not None:
+                print(self.cluster.report(30), file=sys.stderr)
+        if KEEP:
+            print('kept %s, %s, %s' % (self.workdir, self.database and
+                                       self.database.name,
+                                       self.vhost and self.vhost.name))
+            return
+        if self.database is not None:
+            self.database.drop()
+        if self.vhost is not None:
+            self.vhost.delete()
+
+    def client(self, **kwargs):
+        return procs.Client(self.cluster.url, **kwargs)
+
+    @property
+    def manager_pids(self):
+        return [p.pid for p in self.cluster.managers]
+
+    @property
+    def api_pid(self):
+        return self.cluster.api.pid
+
+
+# -- bulk rows -----------------------------------------------------------------
+
+def bulk_leases(db, count, start, end, project='bench', first=0,
+                created=None, status='PENDING', event_status='UNDONE',
+                chunk=5000):
+    """Insert ``count`` leases straight into SQL, each with one noop
+    reservation and start/before_end/end events, as Climate writes them.
+    Returns their ids."""
+    leases = models.Lease.__table__
+    reservations = models.Reservation.__table__
+    events = models.Event.__table__
+    created = created or procs.utcnow().replace(microsecond=0)
+    ids = []
+    for base in range(0, count, chunk):
+        lrows, rrows, erows = [], [], []
+        for i in range(base, min(count, base + chunk)):
+            lid = str(uuid.uuid4())
+            ids.append(lid)
+            when = created + datetime.timedelta(seconds=i // 10)
+            lrows.append(dict(
+                id=lid, name='bulk-%07d' % (first + i), user_id='bench-user',
+                project_id=project, trust_id=None, start_date=start,
+                end_date=end, status=status, status_reason=None,
+                degraded=False, created_at=when, updated_at=None))
+            rrows.append(dict(
+                id=str(uuid.uuid4()), lease_id=lid, resource_type='noop',
+                resource_id=None, status='pending', params={},
+                missing_resources=False, resources_changed=False,
+                created_at=when, updated_at=None))
+            # before_end as Climate puts it by default: 60 minutes before
+            # the end, not before the start
+            before_end = max(start, end - datetime.timedelta(minutes=60))
+            for etype, etime in (('start_lease', start),
+                                 ('before_end_lease', before_end),
+                                 ('end_lease', end)):
+                erows.append(dict(
+                    id=str(uuid.uuid4()), lease_id=lid, event_type=etype,
+                    time=etime, due_at=etime, status=event_status,
+                    attempts=0, claimed_by=None, claim_token=None,
+                    last_error=None, created_at=when, updated_at=None))
+        with db.engine.begin() as conn:
+            conn.execute(leases.insert(), lrows)
+            conn.execute(reservations.insert(), rrows)
+            conn.execute(events.insert(), erows)
+    if db.engine_name == procs.POSTGRESQL:
+        with db.engine.connect() as conn:
+            conn.execution_options(isolation_level='AUTOCOMMIT').execute(
+                sa.text('ANALYZE'))
+    else:
+        with db.engine.begin() as conn:
+            conn.execute(sa.text('ANALYZE TABLE leases, reservations, '
+                                 'events'))
+    return ids
+
+
+@contextlib.contextmanager
+def timed(label):
+    began = time.perf_counter()
+    yield
+    print('  (%s: %.1fs)' % (label, time.perf_counter() - began))

@@ -1,0 +1,36 @@
+"""Climate benchmarks: python benchmarks/run.py [post] [list] [lag]
+
+Each benchmark starts its own climate-api (2 threads) and climate-manager
+processes on a fresh MariaDB database and RabbitMQ vhost (the functional
+tests' helpers, climate/tests/functional/procs.py) and prints its figures
+against the targets.  CLIMATE_BENCH_ENGINE=postgresql runs on PostgreSQL.
+"""
+
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import bench_lag  # noqa: E402
+import bench_list  # noqa: E402
+import bench_post  # noqa: E402
+
+BENCHMARKS = {'post': bench_post.run, 'list': bench_list.run,
+              'lag': bench_lag.run}
+
+
+def main(argv):
+    names = argv or list(BENCHMARKS)
+    unknown = [n for n in names if n not in BENCHMARKS]
+    if unknown:
+        sys.exit('unknown benchmark(s) %s; choose from %s' % (
+            ', '.join(unknown), ', '.join(BENCHMARKS)))
+    for name in names:
+        began = time.monotonic()
+        BENCHMARKS[name]()
+        print('  [%s took %.0fs]\n' % (name, time.monotonic() - began))
+
+
+if __name__ == '__main__':
+    main(sys.argv[1:])

@@ -1,0 +1,126 @@
+"""Fixtures of the functional tests: Climate's real processes on real
+services (MariaDB, PostgreSQL, RabbitMQ on 127.0.0.1).
+
+- ``services`` (session): every service reachable, or the whole run FAILS
+  (never skips) saying which one is missing;
+- ``db_engine``: each test runs once on MariaDB and once on PostgreSQL;
+- ``database`` / ``vhost``: a fresh ``climate_ft_*`` database and RabbitMQ
+  vhost per test, dropped afterwards (``CLIMATE_TEST_KEEP=1`` keeps them);
+- ``climate``: a factory starting ``climate-api`` and N ``climate-manager``
+  subprocesses on them (``climate-db-manage upgrade`` first); stopped by
+  PID at teardown, with the tail of their logs printed when the test
+  failed.
+
+The helpers live in ``procs.py``, shared with ``benchmarks/``.
+"""
+
+import os
+
+import pytest
+
+from climate.tests.functional import failing_plugin
+from climate.tests.functional import procs
+
+KEEP = os.environ.get('CLIMATE_TEST_KEEP') == '1'
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, 'rep_' + report.when, report)
+
+
+def _failed(request):
+    return any(getattr(getattr(request.node, 'rep_' + when, None),
+                       'failed', False) for when in ('setup', 'call'))
+
+
+@pytest.fixture(scope='session')
+def services():
+    problems = procs.missing_services()
+    if problems:
+        pytest.fail('The functional tests need MariaDB, PostgreSQL and '
+                    'RabbitMQ on 127.0.0.1 (see climate/tests/functional/'
+                    'procs.py for the CLIMATE_TEST_* knobs):\n  ' +
+                    '\n  '.join(problems), pytrace=False)
+
+
+@pytest.fixture(params=procs.ENGINES)
+def db_engine(request):
+    return request.param
+
+
+@pytest.fixture
+def database(services, db_engine):
+    db = procs.Database(db_engine).create()
+    yield db
+    if not KEEP:
+        db.drop()
+
+
+@pytest.fixture
+def vhost(services):
+    vh = procs.Vhost().create()
+    yield vh
+    if not KEEP:
+        vh.delete()
+
+
+class Climate:
+    """Starts a Climate on the test's database and vhost."""
+
+    def __init__(self, workdir, database, vhost):
+        self.workdir = str(workdir)
+        self.database = database
+        self.vhost = vhost
+        self.cluster = None
+        self.clients = []
+
+    def start(self, managers=2, manager_opts=None, api_threads=4,
+              failing_plugin_available=False):
+        """Write the config, upgrade the schema, start the processes.
+
+        :param failing_plugin_available: put the ``failing`` test plugin
+            on the managers' PYTHONPATH as an entry point (add it to
+            ``manager_opts['plugins']`` to load it).
+        """
+        assert self.cluster is None, 'one Climate per test'
+        port = procs.free_port()
+        config = procs.write_config(
+            os.path.join(self.workdir, 'climate.conf'), self.database.url,
+            self.vhost.transport_url, port, api_threads=api_threads,
+            manager=manager_opts)
+        procs.db_upgrade(config)
+        env = {}
+        if failing_plugin_available:
+            path = failing_plugin.install_entry_point(
+                os.path.join(self.workdir, 'entry-points'))
+            env['PYTHONPATH'] = os.pathsep.join(
+                p for p in (path, os.environ.get('PYTHONPATH')) if p)
+        self.cluster = procs.Cluster(self.workdir, config, port, env=env)
+        self.cluster.start_api()
+        self.cluster.start_managers(managers)
+        return self.cluster
+
+    def client(self, **kwargs):
+        client = procs.Client(self.cluster.url, **kwargs)
+        self.clients.append(client)
+        return client
+
+    def stop(self):
+        for client in self.clients:
+            client.close()
+        if self.cluster is not None:
+            self.cluster.stop()
+
+
+@pytest.fixture
+def climate(tmp_path, database, vhost, request):
+    env = Climate(tmp_path, database, vhost)
+    yield env
+    env.stop()
+    if env.cluster is not None and _failed(request):
+        print('\n----- Climate processes (database %s %s, vhost %s) -----' %
+              (database.engine_name, database.name, vhost.name))
+        print(env.cluster.report())

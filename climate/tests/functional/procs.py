@@ -1,0 +1,634 @@
+"""Real services for the functional tests and the benchmarks.
+
+Climate's own processes (``climate-api``, ``climate-manager``) run as
+subprocesses against the machine's MariaDB or PostgreSQL and RabbitMQ on
+127.0.0.1, each test run in a database and a RabbitMQ vhost of its own
+(``climate_ft_*``), so parallel runs never see each other:
+
+- :func:`missing_services` says which of the services cannot be reached;
+- :class:`Database` creates and drops a database and queries it directly;
+- :class:`Vhost` creates and deletes a RabbitMQ vhost (``rabbitmqctl``);
+- :func:`write_config` writes a climate.conf for them;
+- :class:`Cluster` starts climate-api and climate-managers in process groups
+  of their own, logging to files, and stops them by PID (SIGTERM, then
+  SIGKILL);
+- :class:`Client` talks to the API over HTTP.
+
+Shared by ``climate/tests/functional`` and ``benchmarks/``.
+"""
+
+import datetime
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+
+import requests
+import sqlalchemy as sa
+
+HOST = '127.0.0.1'
+MARIADB = 'mariadb'
+POSTGRESQL = 'postgresql'
+ENGINES = (MARIADB, POSTGRESQL)
+SERVICES = {
+    MARIADB: (HOST, int(os.environ.get('CLIMATE_TEST_MYSQL_PORT', 3306))),
+    POSTGRESQL: (HOST, int(os.environ.get('CLIMATE_TEST_PG_PORT', 5432))),
+    'rabbitmq': (HOST, int(os.environ.get('CLIMATE_TEST_RABBIT_PORT', 5672))),
+}
+MYSQL_USER = os.environ.get('CLIMATE_TEST_MYSQL_USER', 'root')
+PG_USER = os.environ.get('CLIMATE_TEST_PG_USER', 'postgres')
+RABBIT_USER = os.environ.get('CLIMATE_TEST_RABBIT_USER', 'guest')
+RABBIT_PASSWORD = os.environ.get('CLIMATE_TEST_RABBIT_PASSWORD', 'guest')
+
+START_TIMEOUT = float(os.environ.get('CLIMATE_TEST_START_TIMEOUT', '90'))
+STOP_TIMEOUT = 15.0
+PREFIX = 'climate_ft_'
+
+# Format of dates sent to the API: ISO 8601 without offset is UTC.
+ISO = '%Y-%m-%dT%H:%M:%S'
+
+
+def utcnow():
+    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+
+
+def iso(when):
+    return when.strftime(ISO)
+
+
+def unique_name():
+    return '%s%d_%s' % (PREFIX, os.getpid(), uuid.uuid4().hex[:8])
+
+
+def tail(path, lines=80):
+    try:
+        with open(path, errors='replace') as f:
+            text = f.read()
+    except OSError as exc:
+        return '(cannot read %s: %s)' % (path, exc)
+    return '\n'.join(text.rstrip().splitlines()[-lines:])
+
+
+# -- services ----------------------------------------------------------------
+
+def _reachable(host, port, timeout=3.0):
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return None
+    except OSError as exc:
+        return str(exc)
+
+
+def missing_services(engines=ENGINES):
+    """Messages naming each needed service that cannot be used; [] if all
+    are fine."""
+    problems = []
+    for name in tuple(engines) + ('rabbitmq',):
+        host, port = SERVICES[name]
+        error = _reachable(host, port)
+        if error:
+            problems.append('%s is not reachable on %s:%d (%s)' % (
+                name, host, port, error))
+            continue
+        if name in ENGINES:
+            try:
+                eng = sa.create_engine(_server_url(name),
+                                       poolclass=sa.pool.NullPool)
+                with eng.connect() as conn:
+                    conn.execute(sa.text('SELECT 1'))
+                eng.dispose()
+            except Exception as exc:
+                problems.append('%s on %s:%d refuses us: %s' % (
+                    name, host, port, exc))
+    if not shutil.which('rabbitmqctl'):
+        problems.append('rabbitmqctl is not on PATH (needed to create a '
+                        'RabbitMQ vhost per run)')
+    else:
+        try:
+            _rabbitmqctl('status')
+        except RuntimeError as exc:
+            problems.append(str(exc))
+    return problems
+
+
+# -- databases -------------------------------------------------------------
+
+def _server_url(engine, database=None):
+    host, port = SERVICES[engine]
+    if engine == MARIADB:
+        return 'mysql+pymysql://%s@%s:%d/%s?charset=utf8mb4' % (
+            MYSQL_USER, host, port, database or '')
+    return 'postgresql+psycopg2://%s@%s:%d/%s' % (
+        PG_USER, host, port, database or 'postgres')
+
+
+class Database:
+    """A database of its own on MariaDB or PostgreSQL."""
+
+    def __init__(self, engine, name=None):
+        assert engine in ENGINES, engine
+        self.engine_name = engine
+        self.name = name or unique_name()
+        self.url = _server_url(engine, self.name)
+        self._engine = None
+
+    def _admin(self, statement):
+        eng = sa.create_engine(_server_url(self.engine_name),
+                               poolclass=sa.pool.NullPool,
+                               isolation_level='AUTOCOMMIT')
+        try:
+            with eng.connect() as conn:
+                conn.execute(sa.text(statement))
+        finally:
+            eng.dispose()
+
+    def create(self):
+        if self.engine_name == MARIADB:
+            self._admin('CREATE DATABASE `%s` CHARACTER SET utf8mb4' %
+                        self.name)
+        else:
+            self._admin('CREATE DATABASE "%s"' % self.name)
+        return self
+
+    def drop(self):
+        if self._engine is not None:
+            self._engine.dispose()
+            self._engine = None
+        if self.engine_name == MARIADB:
+            self._admin('DROP DATABASE IF EXISTS `%s`' % self.name)
+        else:
+            self._admin('DROP DATABASE IF EXISTS "%s" WITH (FORCE)' %
+                        self.name)
+
+    @property
+    def engine(self):
+        """A SQLAlchemy engine on this database, for direct queries."""
+        if self._engine is None:
+            self._engine = sa.create_engine(self.url, pool_size=4,
+                                            pool_pre_ping=True)
+        return self._engine
+
+    def query(self, sql, **params):
+        """Rows of a read query, each a named tuple; always fresh (each
+        query is its own transaction)."""
+        with self.engine.connect() as conn:
+            return conn.execute(sa.text(sql), params).all()
+
+    def scalar(self, sql, **params):
+        with self.engine.connect() as conn:
+            return conn.execute(sa.text(sql), params).scalar()
+
+
+# -- RabbitMQ --------------------------------------------------------------
+
+def _rabbitmqctl(*args, timeout=60):
+    try:
+        done = subprocess.run(['rabbitmqctl', '-q'] + list(args),
+                              capture_output=True, text=True,
+                              timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise RuntimeError('rabbitmqctl %s failed: %s' % (
+            ' '.join(args), exc))
+    if done.returncode != 0:
+        raise RuntimeError('rabbitmqctl %s failed (%d): %s' % (
+            ' '.join(args), done.returncode,
+            (done.stderr or done.stdout).strip()))
+    return done.stdout
+
+
+class Vhost:
+    """A RabbitMQ vhost of its own, open to the test user."""
+
+    def __init__(self, name=None):
+        self.name = name or unique_name()
+
+    @property
+    def transport_url(self):
+        host, port = SERVICES['rabbitmq']
+        return 'rabbit://%s:%s@%s:%d/%s' % (RABBIT_USER, RABBIT_PASSWORD,
+                                            host, port, self.name)
+
+    def create(self):
+        _rabbitmqctl('add_vhost', self.name)
+        _rabbitmqctl('set_permissions', '-p', self.name, RABBIT_USER,
+                     '.*', '.*', '.*')
+        return self
+
+    def delete(self):
+        _rabbitmqctl('delete_vhost', self.name)
+
+
+# -- configuration -----------------------------------------------------------
+
+def free_port():
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+def write_config(path, connection, transport_url, port, api_threads=4,
+                 manager=None, database=None, extra=None):
+    """Write a climate.conf; ``manager``/``database`` add to those
+    sections, ``extra`` is {section: {option: value}}."""
+    sections = {
+        'DEFAULT': {
+            'transport_url': transport_url,
+            'auth_strategy': 'noauth',
+            'host': HOST,
+            'port': port,
+            'debug': 'false',
+            'rpc_response_timeout': 30,
+        },
+        'api': {'threads': api_threads},
+        'database': {'connection': connection, 'max_pool_size': 10,
+                     'max_overflow': 20},
+        'manager': {},
+        'oslo_messaging_notifications': {'driver': 'noop'},
+    }
+    sections['manager'].update(manager or {})
+    sections['database'].update(database or {})
+    for section, values in (extra or {}).items():
+        sections.setdefault(section, {}).update(values)
+    with open(path, 'w') as f:
+        for section, values in sections.items():
+            f.write('[%s]\n' % section)
+            for key, value in values.items():
+                if isinstance(value, (list, tuple)):
+                    value = ','.join(str(v) for v in value)
+                elif isinstance(value, bool):
+                    value = str(value).lower()
+                f.write('%s = %s\n' % (key, value))
+            f.write('\n')
+    return path
+
+
+def console_script(name):
+    """The console script next to this interpreter (venv, tox env)."""
+    path = os.path.join(os.path.dirname(sys.executable), name)
+    if os.path.exists(path):
+        return [path]
+    found = shutil.which(name)
+    if found:
+        return [found]
+    module = 'climate.cmd.%s' % name.split('-', 1)[1].replace('-', '_')
+    return [sys.executable, '-c', 'import %s as m; m.main()' % module]
+
+
+def db_upgrade(config_path, timeout=180):
+    """``climate-db-manage --config-file F upgrade``; raises with the
+    output on failure."""
+    cmd = console_script('climate-db-manage') + [
+        '--config-file', config_path, 'upgrade']
+    done = subprocess.run(cmd, capture_output=True, text=True,
+                          timeout=timeout)
+    if done.returncode != 0:
+        raise RuntimeError('%s failed (%d):\n%s%s' % (
+            ' '.join(cmd), done.returncode, done.stdout, done.stderr))
+    return done.stdout
+
+
+# -- processes -------------------------------------------------------------
+
+class Proc:
+    """One climate-* subprocess in a process group of its own."""
+
+    def __init__(self, kind, popen, log_path):
+        self.kind = kind
+        self.popen = popen
+        self.log_path = log_path
+        self.killed = False
+
+    @property
+    def pid(self):
+        return self.popen.pid
+
+    @property
+    def manager_name(self):
+        """The owner name a manager writes in events.claimed_by and
+        noop_actions.manager (ManagerService's default host)."""
+        return '%s-%s' % (socket.gethostname(), self.pid)
+
+    def alive(self):
+        return self.popen.poll() is None
+
+    def log(self):
+        try:
+            with open(self.log_path, errors='replace') as f:
+                return f.read()
+        except OSError:
+            return ''
+
+    def signal(self, signum):
+        if self.alive():
+            try:
+                os.kill(self.pid, signum)
+            except ProcessLookupError:
+                pass
+
+    def kill9(self):
+        """SIGKILL now, as a crash would."""
+        self.signal(signal.SIGKILL)
+        self.killed = True
+        self.popen.wait(STOP_TIMEOUT)
+
+    def stop(self, timeout=STOP_TIMEOUT):
+        """SIGTERM, then SIGKILL (the process, then what is left of its
+        group) if it does not exit in time."""
+        if self.alive():
+            self.signal(signal.SIGTERM)
+            try:
+                self.popen.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.signal(signal.SIGKILL)
+                try:
+                    self.popen.wait(timeout)
+                except subprocess.TimeoutExpired:
+                    pass
+        try:  # the group is ours: its id is the PID we started
+            os.killpg(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def describe(self):
+        status = 'running' if self.alive() else 'exited %s' % (
+            self.popen.returncode,)
+        return '%s pid %d (%s), log %s' % (self.kind, self.pid, status,
+                                           self.log_path)
+
+
+class Cluster:
+    """climate-api and climate-managers sharing one config file."""
+
+    def __init__(self, workdir, config_path, port, env=None):
+        self.workdir = workdir
+        self.config_path = config_path
+        self.port = port
+        self.env = dict(os.environ)
+        self.env.update(env or {})
+        self.procs = []
+        self.api = None
+        self.managers = []
+
+    @property
+    def url(self):
+        return 'http://%s:%d' % (HOST, self.port)
+
+    def _start(self, kind):
+        index = sum(1 for p in self.procs if p.kind == kind)
+        log_path = os.path.join(self.workdir, '%s-%d.log' % (kind, index))
+        cmd = console_script(kind) + ['--config-file', self.config_path]
+        with open(log_path, 'ab') as log:
+            popen = subprocess.Popen(
+                cmd, stdout=log, stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL, env=self.env,
+                start_new_session=True, cwd=self.workdir)
+        proc = Proc(kind, popen, log_path)
+        self.procs.append(proc)
+        return proc
+
+    def start_api(self, timeout=START_TIMEOUT):
+        self.api = self._start('climate-api')
+        deadline = time.monotonic() + timeout
+        while True:
+            if not self.api.alive():
+                raise RuntimeError('climate-api exited at start:\n%s' %
+                                   tail(self.api.log_path))
+            try:
+                if requests.get(self.url + '/healthcheck',
+                                timeout=2).status_code == 200:
+                    return self.api
+            except requests.RequestException:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError('climate-api not answering on %s after '
+                                   '%ds:\n%s' % (self.url, timeout,
+                                                 tail(self.api.log_path)))
+            time.sleep(0.2)
+
+    def start_managers(self, count, timeout=START_TIMEOUT):
+        """Start ``count`` managers and wait until each serves RPC."""
+        started = [self._start('climate-manager') for _ in range(count)]
+        self.managers.extend(started)
+        deadline = time.monotonic() + timeout
+        waiting = list(started)
+        while waiting:
+            for proc in list(waiting):
+                if not proc.alive():
+                    raise RuntimeError('climate-manager exited at start:\n'
+                                       '%s' % tail(proc.log_path))
+                if 'climate-manager %s started' % proc.manager_name in \
+                        proc.log():
+                    waiting.remove(proc)
+            if waiting and time.monotonic() > deadline:
+                raise RuntimeError('climate-manager not started after %ds:'
+                                   '\n%s' % (timeout, '\n'.join(
+                                       tail(p.log_path) for p in waiting)))
+            time.sleep(0.2)
+        return started
+
+    def stop(self):
+        for proc in reversed(self.procs):
+            if proc.alive():
+                proc.signal(signal.SIGTERM)
+        for proc in reversed(self.procs):
+            proc.stop()
+
+    def report(self, lines=60):
+        """Each process's state and the tail of its log."""
+        out = []
+        for proc in self.procs:
+            out.append('===== %s =====\n%s' % (proc.describe(),
+                                               tail(proc.log_path, lines)))
+        return '\n'.join(out)
+
+    def errors_in_logs(self):
+        """Lines of unexpected tracebacks and errors in every log."""
+        found = []
+        for proc in self.procs:
+            for line in proc.log().splitlines():
+                if ' ERROR ' in line or 'Traceback' in line:
+                    found.append('%s: %s' % (proc.kind, line))
+        return found
+
+
+# -- HTTP ------------------------------------------------------------------
+
+class APIError(AssertionError):
+    def __init__(self, response):
+        self.response = response
+        super().__init__('%s %s -> %d: %s' % (
+            response.request.method, response.request.url,
+            response.status_code, response.text[:2000]))
+
+
+class Client:
+    """The v1 API over HTTP, as project ``project`` (noauth headers)."""
+
+    def __init__(self, url, project='ft-project', user='ft-user',
+                 roles='admin,member,reader', version=None, timeout=60):
+        self.url = url.rstrip('/')
+        self.timeout = timeout
+        self.session = requests.Session()
+        self.session.headers.update({
+            'X-Project-Id': project, 'X-User-Id': user, 'X-Roles': roles,
+            'Content-Type': 'application/json'})
+        if version:
+            self.session.headers['OpenStack-API-Version'] = \
+                'reservation %s' % version
+
+    def request(self, method, path, expect=(200,), **kwargs):
+        kwargs.setdefault('timeout', self.timeout)
+        response = self.session.request(method, self.url + path, **kwargs)
+        if response.status_code not in expect:
+            raise APIError(response)
+        return response
+
+    def create_lease(self, name, start, end, reservations=None, **extra):
+        body = {'name': name,
+                'start_date': start if isinstance(start, str) else iso(start),
+                'end_date': end if isinstance(end, str) else iso(end),
+                'reservations': reservations or [{'resource_type': 'noop'}],
+                'events': []}
+        body.update(extra)
+        return self.request('POST', '/v1/leases', expect=(201,),
+                            json=body).json()['lease']
+
+    def get_lease(self, lease_id):
+        return self.request('GET', '/v1/leases/%s' % lease_id).json()['lease']
+
+    def list_leases(self, **params):
+        return self.request('GET', '/v1/leases', params=params).json()
+
+    def delete_lease(self, lease_id):
+        self.request('DELETE', '/v1/leases/%s' % lease_id, expect=(204,))
+
+    def close(self):
+        self.session.close()
+
+
+# -- waiting -----------------------------------------------------------------
+
+def wait_for(predicate, timeout, interval=0.1, message='condition'):
+    """Call ``predicate`` until it returns something true; return it.
+
+    Raises AssertionError after ``timeout`` seconds, naming ``message``
+    (a string or a callable giving the current state)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = predicate()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            text = message() if callable(message) else message
+            raise AssertionError('timed out after %.0fs waiting for %s' % (
+                timeout, text))
+        time.sleep(interval)
+
+
+def create_many(url, bodies, threads=8, timeout=600):
+    """POST each lease body (a callable returning one, called just before
+    sending, or a dict) with ``threads`` concurrent clients; returns the
+    created leases in order.  Bounded: ``threads`` at a time, ``timeout``
+    seconds in all."""
+    import concurrent.futures
+    import threading
+
+    local = threading.local()
+    clients = []
+    lock = threading.Lock()
+    deadline = time.monotonic() + timeout
+
+    def one(body):
+        if time.monotonic() > deadline:
+            raise AssertionError('creating %d leases took over %ds' % (
+                len(bodies), timeout))
+        client = getattr(local, 'client', None)
+        if client is None:
+            client = local.client = Client(url)
+            with lock:
+                clients.append(client)
+        body = body() if callable(body) else body
+        return client.request('POST', '/v1/leases', expect=(201,),
+                              json=body).json()['lease']
+
+    try:
+        # The first request alone: climate-api builds its policy enforcer
+        # on first use, and concurrent first requests race there (see
+        # climate/policy.py get_enforcer).
+        first = [one(body) for body in bodies[:1]]
+        with concurrent.futures.ThreadPoolExecutor(threads) as pool:
+            return first + list(pool.map(one, bodies[1:]))
+    finally:
+        for client in clients:
+            client.close()
+
+
+def lease_body(name, start, end, reservations=None):
+    return {'name': name,
+            'start_date': start if isinstance(start, str) else iso(start),
+            'end_date': end if isinstance(end, str) else iso(end),
+            'reservations': reservations or [{'resource_type': 'noop'}],
+            'events': []}
+
+
+# -- what the database says ----------------------------------------------------
+
+def lease_status_counts(db):
+    return dict(db.query('SELECT status, count(*) FROM leases '
+                         'GROUP BY status'))
+
+
+def wait_all_leases(db, status, count, timeout, interval=0.25):
+    """Wait until ``count`` leases are in ``status``; the message on
+    timeout gives every status and the events still to run."""
+    def state():
+        return 'all %d leases %s; now %s; events %s' % (
+            count, status, lease_status_counts(db), dict(db.query(
+                'SELECT status, count(*) FROM events GROUP BY status')))
+    return wait_for(lambda: db.scalar(
+        'SELECT count(*) FROM leases WHERE status = :s', s=status) == count,
+        timeout, interval=interval, message=state)
+
+
+def event_runs(db):
+    """Every event with how many noop_actions rows it produced:
+    rows of (id, lease_id, event_type, status, attempts, runs)."""
+    return db.query(
+        'SELECT e.id, e.lease_id, e.event_type, e.status, e.attempts, '
+        'count(n.id) AS runs FROM events e LEFT JOIN noop_actions n '
+        'ON n.event_id = e.id GROUP BY e.id, e.lease_id, e.event_type, '
+        'e.status, e.attempts')
+
+
+def check_exactly_once(db, leases):
+    """Every event of the ``leases`` (ids) is DONE and produced exactly one
+    action per noop reservation (before_end: at most one, none when the
+    lease had already ended).  Returns {event_type: count}."""
+    rows = [r for r in event_runs(db) if r.lease_id in leases]
+    problems = []
+    seen = {}
+    for row in rows:
+        seen[row.event_type] = seen.get(row.event_type, 0) + 1
+        allowed = (0, 1) if row.event_type == 'before_end_lease' else (1,)
+        if row.status != 'DONE' or row.runs not in allowed:
+            problems.append(row)
+    assert not problems, '%d events not run exactly once, e.g. %s' % (
+        len(problems), problems[:10])
+    assert seen.get('start_lease') == len(leases), seen
+    assert seen.get('end_lease') == len(leases), seen
+    stray = db.scalar(
+        "SELECT count(*) FROM noop_actions WHERE action IN "
+        "('on_start', 'on_end', 'before_end') AND (event_id IS NULL OR "
+        "event_id NOT IN (SELECT id FROM events))")
+    assert stray == 0, '%d actions without their event' % stray
+    return seen
+
+
+def actions_by_manager(db, actions=('on_start', 'on_end')):
+    return dict(db.query(
+        'SELECT manager, count(*) FROM noop_actions WHERE action IN '
+        '(%s) GROUP BY manager' % ', '.join("'%s'" % a for a in actions)))

@@ -27,7 +27,6 @@ def _single(env):
                                     start + datetime.timedelta(hours=2))
         starts[lease['id']] = start
     assert procs.utcnow() < first, 'creating took too long'
-    # and a few created just before they are due (the wake-up path)
     active_at = {}
     deadline = time.monotonic() + SINGLE + 60
     while len(active_at) < SINGLE:
@@ -38,7 +37,8 @@ def _single(env):
         time.sleep(0.005)
     lags = [(active_at[i] - starts[i]).total_seconds() * 1000
             for i in starts]
-    # leases created 1 s before their start (the engines are woken by RPC)
+    # leases created 0.5-1.5 s before their start: the engines learn of
+    # them through the wake-up fanout, not their own timer
     late = []
     for i in range(10):
         start = (procs.utcnow() + datetime.timedelta(seconds=1.5)).replace(

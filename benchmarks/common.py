@@ -120,6 +120,8 @@ class Climate:
             self.database.drop()
         if self.vhost is not None:
             self.vhost.delete()
+        if exc_type is None:  # logs are kept when something failed
+            shutil.rmtree(self.workdir, ignore_errors=True)
 
     def client(self, **kwargs):
         return procs.Client(self.cluster.url, **kwargs)
@@ -133,7 +135,7 @@ class Climate:
         return self.cluster.api.pid
 
 
-# -- bulk rows -----------------------------------------------------------------
+# -- bulk rows ----------------------------------------------------------------
 
 def bulk_leases(db, count, start, end, project='bench', first=0,
                 created=None, status='PENDING', event_status='UNDONE',

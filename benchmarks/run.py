@@ -3,7 +3,10 @@
 Each benchmark starts its own climate-api (2 threads) and climate-manager
 processes on a fresh MariaDB database and RabbitMQ vhost (the functional
 tests' helpers, climate/tests/functional/procs.py) and prints its figures
-against the targets.  CLIMATE_BENCH_ENGINE=postgresql runs on PostgreSQL.
+against the targets.  CLIMATE_BENCH_ENGINE=postgresql runs on PostgreSQL;
+CLIMATE_BENCH_PROFILE=DIR records py-spy profiles of climate-api and the
+managers into DIR (collapsed stacks, GIL holders only; py-spy must be
+installed); CLIMATE_TEST_KEEP=1 keeps the database, vhost and logs.
 """
 
 import os

@@ -1,5 +1,7 @@
 """The policy enforcer (oslo.policy), with Climate's rules registered."""
 
+import threading
+
 from oslo_config import cfg
 from oslo_policy import policy
 
@@ -7,22 +9,29 @@ from climate import exceptions
 from climate import policies
 
 _ENFORCER = None
+_LOCK = threading.Lock()
 
 
 def get_enforcer():
     """The enforcer, created on first use (also oslopolicy's entry point)."""
     global _ENFORCER
     if _ENFORCER is None:
-        _ENFORCER = policy.Enforcer(cfg.CONF)
-        _ENFORCER.register_defaults(policies.list_rules())
+        with _LOCK:
+            if _ENFORCER is None:
+                # published only once its rules are registered: concurrent
+                # first requests must never see an enforcer without them
+                enforcer = policy.Enforcer(cfg.CONF)
+                enforcer.register_defaults(policies.list_rules())
+                _ENFORCER = enforcer
     return _ENFORCER
 
 
 def reset():
     global _ENFORCER
-    if _ENFORCER is not None:
-        _ENFORCER.clear()
-    _ENFORCER = None
+    with _LOCK:
+        if _ENFORCER is not None:
+            _ENFORCER.clear()
+        _ENFORCER = None
 
 
 def authorize(ctx, rule, target=None):

@@ -245,32 +245,39 @@ def events_claim(ctx, owner, token, now, batch, ttl):
     take each other's events; elsewhere (SQLite) each row is taken with a
     compare-and-set update.
     """
-    due = sa.and_(
-        models.Event.status.in_((states.UNDONE, states.IN_PROGRESS)),
-        models.Event.due_at <= now)
     claim = dict(status=states.IN_PROGRESS, claimed_by=owner,
                  claim_token=token, due_at=now + ttl)
+    skip_locked = supports_skip_locked()
+    ids = []
     with writer(ctx) as session:
-        query = sa.select(models.Event.id, models.Event.due_at,
-                          models.Event.status).where(due).order_by(
-            models.Event.due_at).limit(batch)
-        if supports_skip_locked():
-            rows = session.execute(
-                query.with_for_update(skip_locked=True)).all()
-            ids = [row.id for row in rows]
-            if ids:
-                session.execute(sa.update(models.Event).where(
-                    models.Event.id.in_(ids)).values(**claim))
-            return ids
-        ids = []
-        for row in session.execute(query).all():
-            result = session.execute(sa.update(models.Event).where(
-                models.Event.id == row.id,
-                models.Event.status == row.status,
-                models.Event.due_at == row.due_at).values(**claim))
-            if result.rowcount == 1:
-                ids.append(row.id)
-        return ids
+        # One status at a time, expired claims first: ``status = X ORDER BY
+        # due_at`` walks ix_events_status_due in order and locks only the
+        # rows it returns, whereas ``status IN (...) ORDER BY due_at`` sorts
+        # every due row and InnoDB locks all of them, so that a concurrent
+        # claim on another manager skipped the whole backlog.
+        for status in (states.IN_PROGRESS, states.UNDONE):
+            if len(ids) >= batch:
+                break
+            query = sa.select(models.Event.id, models.Event.due_at,
+                              models.Event.status).where(
+                models.Event.status == status,
+                models.Event.due_at <= now).order_by(
+                models.Event.due_at).limit(batch - len(ids))
+            if skip_locked:
+                ids.extend(row.id for row in session.execute(
+                    query.with_for_update(skip_locked=True)).all())
+                continue
+            for row in session.execute(query).all():
+                result = session.execute(sa.update(models.Event).where(
+                    models.Event.id == row.id,
+                    models.Event.status == row.status,
+                    models.Event.due_at == row.due_at).values(**claim))
+                if result.rowcount == 1:
+                    ids.append(row.id)
+        if skip_locked and ids:
+            session.execute(sa.update(models.Event).where(
+                models.Event.id.in_(ids)).values(**claim))
+    return ids
 
 
 def event_get(ctx, event_id, for_update=False):

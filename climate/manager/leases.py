@@ -113,8 +113,8 @@ class LeaseService:
                          'params': params, 'status': states.RES_PENDING}
                         for plugin, params in validated]
         with db_api.writer(ctx):
-            if db_api.lease_name_exists(ctx, ctx.project_id, values['name']):
-                raise exceptions.LeaseNameAlreadyExists(name=values['name'])
+            # a taken name is caught by the unique key (lease_create raises
+            # LeaseNameAlreadyExists): no query ahead of the insert
             lease = db_api.lease_create(ctx, row_values, reservations, events)
             lease_view = views.lease(lease)
             for res, res_view in zip(lease.reservations,

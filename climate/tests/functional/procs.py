@@ -301,6 +301,7 @@ class Proc:
         self.popen = popen
         self.log_path = log_path
         self.killed = False
+        self.terminated = False
 
     @property
     def pid(self):
@@ -329,6 +330,10 @@ class Proc:
             except ProcessLookupError:
                 pass
 
+    def terminate(self):
+        self.signal(signal.SIGTERM)
+        self.terminated = True
+
     def kill9(self):
         """SIGKILL now, as a crash would."""
         self.signal(signal.SIGKILL)
@@ -339,7 +344,8 @@ class Proc:
         """SIGTERM, then SIGKILL (the process, then what is left of its
         group) if it does not exit in time."""
         if self.alive():
-            self.signal(signal.SIGTERM)
+            if not self.terminated:
+                self.terminate()
             try:
                 self.popen.wait(timeout)
             except subprocess.TimeoutExpired:
@@ -431,9 +437,9 @@ class Cluster:
         return started
 
     def stop(self):
-        for proc in reversed(self.procs):
+        for proc in reversed(self.procs):  # all at once, then wait
             if proc.alive():
-                proc.signal(signal.SIGTERM)
+                proc.terminate()
         for proc in reversed(self.procs):
             proc.stop()
 
@@ -575,7 +581,7 @@ def lease_body(name, start, end, reservations=None):
             'events': []}
 
 
-# -- what the database says ----------------------------------------------------
+# -- what the database says ---------------------------------------------------
 
 def lease_status_counts(db):
     return dict(db.query('SELECT status, count(*) FROM leases '

@@ -42,7 +42,12 @@ def test_lease_lifecycle_over_rabbitmq(climate):
         'name': 'bad', 'start_date': 'now', 'end_date': 'tomorrow-ish',
         'reservations': [{'resource_type': 'noop'}], 'events': []})
     assert 'end_date' in response.text
+    # a taken name: 409 from the unique key, nothing written
+    response = client.request('POST', '/v1/leases', expect=(409,), json=(
+        procs.lease_body('later', far, far + datetime.timedelta(hours=1))))
+    assert 'later' in response.json()['error_message']
     assert len(client.list_leases()['leases']) == 1
+    assert climate.database.scalar('SELECT count(*) FROM events') == 3
 
     # a lease starting now becomes ACTIVE; a short one ends TERMINATED
     now = procs.utcnow()

@@ -60,6 +60,13 @@ def parse(value, field, now=None):
     return parsed.replace(microsecond=0)
 
 
+def ceil_second(value):
+    """``value`` rounded up to a whole second (what SQL stores)."""
+    whole = value.replace(microsecond=0)
+    return whole + datetime.timedelta(seconds=1) if value.microsecond \
+        else whole
+
+
 def parse_duration(value, field):
     """Parse ``30m``, ``2h``, ``1d``, ``1w`` or bare seconds into a timedelta."""
     match = _DURATION.match(str(value)) if isinstance(value, (str, int)) \

@@ -8,12 +8,12 @@ one transaction or not at all.
 
 import contextlib
 import threading
+import types
 
 import sqlalchemy as sa
 from oslo_db import api as oslo_db_api
 from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import enginefacade
-from oslo_db.sqlalchemy import utils as db_utils
 from sqlalchemy import orm
 
 from climate.db import models
@@ -140,39 +140,79 @@ def lease_get(ctx, lease_id, project_id=None, for_update=False):
 SORT_KEYS = ('created_at', 'name', 'start_date', 'end_date', 'status', 'id')
 
 
+def _after(columns, marker, descending):
+    """SQL: rows strictly after ``marker`` in the order of ``columns``.
+
+    The expanded form ``(a > x) OR (a = x AND b > y)`` rather than a row
+    comparison, which not every engine answers from the index.
+    """
+    clauses = []
+    for i, column in enumerate(columns):
+        value = marker[column.key]
+        step = column < value if descending else column > value
+        clauses.append(sa.and_(*[c == marker[c.key] for c in columns[:i]],
+                               step))
+    return sa.or_(*clauses)
+
+
 def lease_list(ctx, project_id=None, filters=None, limit=None, marker=None,
                sort_key='created_at', sort_dir='asc'):
     """Leases matching ``filters``, one page at a time.
 
     Pagination is keyset-based (``marker`` is the id of the last lease of the
     previous page) so a page costs the same wherever it is in the table.
+    Returns plain records (attributes of the lease, plus ``reservations``
+    and ``events`` lists of rows), read with three queries and no ORM
+    objects: a page is read far more often than it is written.
 
     :param filters: optional ``status`` (list), ``name``, ``time_from`` and
         ``time_to`` (leases overlapping that window).
     """
     filters = filters or {}
+    lease_t = models.Lease.__table__
+    # the marker must be a lease the caller may see, whatever the filters
+    scope = [] if project_id is None else [lease_t.c.project_id == project_id]
+    where = list(scope)
+    if filters.get('status'):
+        where.append(lease_t.c.status.in_(filters['status']))
+    if filters.get('name'):
+        where.append(lease_t.c.name == filters['name'])
+    if filters.get('time_from'):
+        where.append(lease_t.c.end_date > filters['time_from'])
+    if filters.get('time_to'):
+        where.append(lease_t.c.start_date < filters['time_to'])
+    order = [lease_t.c[sort_key]]
+    if sort_key != 'id':
+        order.append(lease_t.c.id)
+    descending = sort_dir == 'desc'
     with reader(ctx) as session:
-        query = _lease_query(session, project_id)
-        if filters.get('status'):
-            query = query.filter(models.Lease.status.in_(filters['status']))
-        if filters.get('name'):
-            query = query.filter(models.Lease.name == filters['name'])
-        if filters.get('time_from'):
-            query = query.filter(models.Lease.end_date > filters['time_from'])
-        if filters.get('time_to'):
-            query = query.filter(models.Lease.start_date < filters['time_to'])
-        marker_obj = None
         if marker is not None:
-            marker_obj = _lease_query(session, project_id).filter(
-                models.Lease.id == marker).one_or_none()
-            if marker_obj is None:
+            marker_row = session.execute(
+                sa.select(*order).where(lease_t.c.id == marker, *scope)
+            ).mappings().one_or_none()
+            if marker_row is None:
                 raise exceptions.InvalidInput(
                     reason="marker %s is not a lease of this listing" %
                     marker)
-        sort_keys = [sort_key] if sort_key == 'id' else [sort_key, 'id']
-        query = db_utils.paginate_query(query, models.Lease, limit, sort_keys,
-                                        marker=marker_obj, sort_dir=sort_dir)
-        return query.all()
+            where.append(_after(order, marker_row, descending))
+        query = sa.select(lease_t).where(*where).order_by(
+            *[c.desc() if descending else c.asc() for c in order])
+        if limit:
+            query = query.limit(limit)
+        leases = [types.SimpleNamespace(**row._mapping, reservations=[],
+                                        events=[])
+                  for row in session.execute(query)]
+        by_id = {lease.id: lease for lease in leases}
+        if by_id:
+            for table, attr in ((models.Reservation.__table__,
+                                 'reservations'),
+                                (models.Event.__table__, 'events')):
+                rows = session.execute(sa.select(table).where(
+                    table.c.lease_id.in_(list(by_id))).order_by(
+                    table.c.created_at, table.c.id))
+                for row in rows:
+                    getattr(by_id[row.lease_id], attr).append(row)
+        return leases
 
 
 def lease_name_exists(ctx, project_id, name, exclude_id=None):
@@ -226,16 +266,41 @@ def flush(ctx):
 
 # -- events ----------------------------------------------------------------
 
-def next_due(ctx):
-    """The earliest ``due_at`` of any event still to run, or None."""
+_UNFINISHED = (states.UNDONE, states.IN_PROGRESS)
+
+
+def _not_blocked(run_order):
+    """SQL: no earlier event (by ``run_order``) of the same lease is unfinished.
+
+    An event whose predecessor has not run yet cannot run either; claiming
+    it would only give it back a moment later.
+    """
+    if not run_order:
+        return sa.true()
+    earlier = orm.aliased(models.Event)
+    rank = sa.case(run_order, value=models.Event.event_type, else_=0)
+    earlier_rank = sa.case(run_order, value=earlier.event_type, else_=0)
+    return ~sa.exists().where(
+        earlier.lease_id == models.Event.lease_id,
+        earlier.status.in_(_UNFINISHED),
+        earlier_rank < rank)
+
+
+def next_due(ctx, run_order=None):
+    """The earliest ``due_at`` of an event that could run, or None.
+
+    :param run_order: ``{event_type: rank}``; events waiting for an earlier
+        one of their lease are left out (see :func:`events_claim`).
+    """
     with reader(ctx) as session:
         return session.query(sa.func.min(models.Event.due_at)).filter(
-            models.Event.status.in_((states.UNDONE, states.IN_PROGRESS))
+            models.Event.status.in_(_UNFINISHED), _not_blocked(run_order)
         ).scalar()
 
 
 @retry_on_deadlock
-def events_claim(ctx, owner, token, now, batch, ttl):
+def events_claim(ctx, owner, token, now, batch, ttl, run_order=None,
+                 claim_order=None):
     """Claim up to ``batch`` due events for ``owner``; returns their ids.
 
     Due: UNDONE with ``due_at <= now``, or IN_PROGRESS whose claim expired
@@ -244,36 +309,48 @@ def events_claim(ctx, owner, token, now, batch, ttl):
     are locked with SKIP LOCKED so concurrent managers never wait for or
     take each other's events; elsewhere (SQLite) each row is taken with a
     compare-and-set update.
+
+    :param run_order: ``{event_type: rank}``: an event is not claimed while
+        an event of lower rank of the same lease is unfinished (a lease's
+        start runs before its before_end and end, even when all are due).
+    :param claim_order: event types, most urgent first: every due event of
+        a type is claimed before any of the next type.
     """
     claim = dict(status=states.IN_PROGRESS, claimed_by=owner,
                  claim_token=token, due_at=now + ttl)
     skip_locked = supports_skip_locked()
     ids = []
     with writer(ctx) as session:
-        # One status at a time, expired claims first: ``status = X ORDER BY
-        # due_at`` walks ix_events_status_due in order and locks only the
-        # rows it returns, whereas ``status IN (...) ORDER BY due_at`` sorts
-        # every due row and InnoDB locks all of them, so that a concurrent
-        # claim on another manager skipped the whole backlog.
+        # One status and event type at a time, expired claims first:
+        # ``status = X AND event_type = Y ORDER BY due_at`` walks
+        # ix_events_status_type_due in order and locks only the rows it
+        # returns, whereas ``status IN (...) ORDER BY due_at`` sorts every
+        # due row and InnoDB locks all of them, so that a concurrent claim
+        # on another manager skipped the whole backlog.
         for status in (states.IN_PROGRESS, states.UNDONE):
-            if len(ids) >= batch:
-                break
-            query = sa.select(models.Event.id, models.Event.due_at,
-                              models.Event.status).where(
-                models.Event.status == status,
-                models.Event.due_at <= now).order_by(
-                models.Event.due_at).limit(batch - len(ids))
-            if skip_locked:
-                ids.extend(row.id for row in session.execute(
-                    query.with_for_update(skip_locked=True)).all())
-                continue
-            for row in session.execute(query).all():
-                result = session.execute(sa.update(models.Event).where(
-                    models.Event.id == row.id,
-                    models.Event.status == row.status,
-                    models.Event.due_at == row.due_at).values(**claim))
-                if result.rowcount == 1:
-                    ids.append(row.id)
+            for event_type in claim_order or (None,):
+                if len(ids) >= batch:
+                    break
+                where = [models.Event.status == status,
+                         models.Event.due_at <= now,
+                         _not_blocked(run_order)]
+                if event_type is not None:
+                    where.append(models.Event.event_type == event_type)
+                query = sa.select(
+                    models.Event.id, models.Event.due_at,
+                    models.Event.status).where(*where).order_by(
+                    models.Event.due_at).limit(batch - len(ids))
+                if skip_locked:
+                    ids.extend(row.id for row in session.execute(
+                        query.with_for_update(skip_locked=True)).all())
+                    continue
+                for row in session.execute(query).all():
+                    result = session.execute(sa.update(models.Event).where(
+                        models.Event.id == row.id,
+                        models.Event.status == row.status,
+                        models.Event.due_at == row.due_at).values(**claim))
+                    if result.rowcount == 1:
+                        ids.append(row.id)
         if skip_locked and ids:
             session.execute(sa.update(models.Event).where(
                 models.Event.id.in_(ids)).values(**claim))

@@ -78,6 +78,9 @@ class Event(TimestampMixin, Base):
     __table_args__ = (
         # the claim query: due events by status, earliest first
         sa.Index('ix_events_status_due', 'status', 'due_at'),
+        # the claim, one event type at a time
+        sa.Index('ix_events_status_type_due', 'status', 'event_type',
+                 'due_at'),
     )
 
     id = sa.Column(sa.String(36), primary_key=True, default=_uuid)

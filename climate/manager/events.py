@@ -41,10 +41,15 @@ LOG = logging.getLogger(__name__)
 CONF = cfg.CONF
 
 # A lease's events run in this order, whatever their due times say: an event
-# that comes due while an earlier one has not run waits this long before
-# looking again (not counted as an attempt).
+# that comes due while an earlier one has not run is not claimed (and, if
+# claimed in a race, waits this long before looking again, not counted as an
+# attempt).
 _RUN_ORDER = {lease_input.START: 0, lease_input.BEFORE_END: 1,
               lease_input.END: 2}
+# Across leases, due events are claimed ends first (they free resources that
+# starts due at the same moment may need), then starts (users wait on them),
+# then before-end notices.
+_CLAIM_ORDER = (lease_input.END, lease_input.START, lease_input.BEFORE_END)
 _WAIT_FOR_EARLIER = datetime.timedelta(seconds=1)
 
 
@@ -115,7 +120,7 @@ class EventEngine:
     def _sleep(self, ctx):
         timeout = CONF.manager.max_sleep
         try:
-            nxt = db_api.next_due(ctx)
+            nxt = db_api.next_due(ctx, _RUN_ORDER)
         except Exception:
             LOG.exception('Cannot read the next due time')
             nxt = None
@@ -144,7 +149,8 @@ class EventEngine:
         try:
             ids = db_api.events_claim(
                 ctx, self.owner, token, now, free,
-                datetime.timedelta(seconds=CONF.manager.event_claim_ttl))
+                datetime.timedelta(seconds=CONF.manager.event_claim_ttl),
+                _RUN_ORDER, _CLAIM_ORDER)
         except Exception:
             for _ in range(free):
                 self._slots.release()
@@ -169,6 +175,9 @@ class EventEngine:
                 self.wake()
                 return
             lease = self._execute(ctx, event_id, token)
+            # the lease's next event, due already but not claimable while
+            # this one ran, can be claimed now
+            self.wake()
             self._notify(ctx, event_type, lease)
         except ClaimLost:
             LOG.info('Event %s was taken over by another manager', event_id)
@@ -292,8 +301,9 @@ class EventEngine:
                 return
             delay = backoff(event.attempts, CONF.manager.event_retry_backoff,
                             CONF.manager.event_retry_max_backoff)
-            retry_at = dates.utcnow() + datetime.timedelta(
-                seconds=round(delay))
+            # rounded up, so that the wait is never shorter than the backoff
+            retry_at = dates.ceil_second(
+                timeutils.utcnow() + datetime.timedelta(seconds=delay))
             self._release(event, retry_at)
             lease.status_reason = (
                 '%s attempt %d of %d failed (%s); next attempt at %s UTC' % (

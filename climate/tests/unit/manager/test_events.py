@@ -134,6 +134,30 @@ def test_two_engines_never_share_a_claim(db):
     assert not set(first) & set(second)
 
 
+def test_event_waiting_for_an_earlier_one_is_not_claimed(db):
+    # a 30-minute lease: its before_end (default offset longer than the
+    # lease) is due with its start, but must not be claimed before it
+    plugin, notifier = noop.NoopPlugin(owner='m'), Notifier()
+    lease = _create(plugin, notifier, length=1800)
+    row = _lease(db, lease['id'])
+    due = {e.event_type: e.due_at for e in row.events}
+    assert due['before_end_lease'] == due['start_lease']
+    order = events._RUN_ORDER
+    ttl = datetime.timedelta(seconds=60)
+    now = dates.utcnow()
+    assert db_api.next_due(db, order) == due['start_lease']
+    first = db_api.events_claim(db, 'a', 'ta', now, 50, ttl, order)
+    assert [e.event_type for e in _lease(db, lease['id']).events
+            if e.id in first] == ['start_lease']
+    # while the start is held, nothing else of this lease is due
+    assert db_api.events_claim(db, 'b', 'tb', now, 50, ttl, order) == []
+    assert db_api.next_due(db, order) == now + ttl
+    _engine(plugin, notifier, owner='a').run_event(first[0], 'ta')
+    second = db_api.events_claim(db, 'b', 'tb', now, 50, ttl, order)
+    assert [e.event_type for e in _lease(db, lease['id']).events
+            if e.id in second] == ['before_end_lease']
+
+
 def test_expired_claim_is_taken_over_and_runs_once(db):
     plugin, notifier = noop.NoopPlugin(owner='m'), Notifier()
     lease = _create(plugin, notifier)

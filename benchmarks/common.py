@@ -179,15 +179,19 @@ def bulk_leases(db, count, start, end, project='bench', first=0,
             conn.execute(leases.insert(), lrows)
             conn.execute(reservations.insert(), rrows)
             conn.execute(events.insert(), erows)
+    analyze(db, ('leases', 'reservations', 'events'))
+    return ids
+
+
+def analyze(db, tables):
+    """Refresh the planner's statistics after a bulk insert."""
     if db.engine_name == procs.POSTGRESQL:
         with db.engine.connect() as conn:
             conn.execution_options(isolation_level='AUTOCOMMIT').execute(
                 sa.text('ANALYZE'))
     else:
         with db.engine.begin() as conn:
-            conn.execute(sa.text('ANALYZE TABLE leases, reservations, '
-                                 'events'))
-    return ids
+            conn.execute(sa.text('ANALYZE TABLE %s' % ', '.join(tables)))
 
 
 @contextlib.contextmanager

@@ -1,4 +1,4 @@
-"""Climate benchmarks: python benchmarks/run.py [post] [list] [lag]
+"""Climate benchmarks: python benchmarks/run.py [post] [list] [lag] [hosts]
 
 Each benchmark starts its own climate-api (2 threads) and climate-manager
 processes on a fresh MariaDB database and RabbitMQ vhost (the functional
@@ -15,12 +15,13 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import bench_hosts  # noqa: E402
 import bench_lag  # noqa: E402
 import bench_list  # noqa: E402
 import bench_post  # noqa: E402
 
 BENCHMARKS = {'post': bench_post.run, 'list': bench_list.run,
-              'lag': bench_lag.run}
+              'lag': bench_lag.run, 'hosts': bench_hosts.run}
 
 
 def main(argv):

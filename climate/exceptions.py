@@ -72,6 +72,14 @@ class LeaseNotFound(NotFound):
     msg_fmt = "Lease %(id)s could not be found."
 
 
+class HostNotFound(NotFound):
+    msg_fmt = "Host %(host)s could not be found."
+
+
+class HostPropertyNotFound(NotFound):
+    msg_fmt = "Host property %(property)s could not be found."
+
+
 class APIVersionNotAcceptable(ClimateException):
     code = 406
     msg_fmt = ("Version %(version)s is not supported by the API. Minimum is "
@@ -96,6 +104,24 @@ class LeaseNameAlreadyExists(Conflict):
     msg_fmt = "A lease named '%(name)s' already exists in this project."
 
 
+class HostHasServers(Conflict):
+    msg_fmt = "Host %(host)s has servers; only an empty host can be reserved."
+
+
+class HostAlreadyExists(Conflict):
+    msg_fmt = "Host %(host)s is already in the inventory."
+
+
+class HostAllocated(Conflict):
+    msg_fmt = ("Host %(host)s is allocated to reservations %(reservations)s; "
+               "it can leave the inventory once they are over.")
+
+
+class NotEnoughHosts(Conflict):
+    """Not enough matching hosts are free over the requested window."""
+    msg_fmt = "Not enough hosts available: %(reason)s"
+
+
 class InvalidState(Conflict):
     msg_fmt = "%(kind)s %(id)s is %(status)s: %(reason)s"
 
@@ -108,6 +134,33 @@ class InvalidStateTransition(ClimateException):
 class ServiceUnavailable(ClimateException):
     code = 503
     msg_fmt = "Service unavailable: %(reason)s"
+
+
+class TrustRefused(ClimateException):
+    """Keystone would not let the user delegate to Climate (403 there)."""
+    code = 403
+    msg_fmt = ("Keystone refused the trust Climate needs to act for you in "
+               "project %(project_id)s: %(reason)s")
+
+
+class TrustNotCreated(Conflict):
+    """Keystone rejected the trust for another client-side reason."""
+    msg_fmt = ("Keystone could not create the trust Climate needs to act "
+               "for you in project %(project_id)s: %(reason)s")
+
+
+class NoTrust(ClimateException):
+    """A plugin must act as the user but the lease holds no trust."""
+    msg_fmt = ("Lease %(lease_id)s holds no Keystone trust (it was created "
+               "without Keystone authentication): Climate cannot act as its "
+               "user.")
+
+
+class CloudUnavailable(ClimateException):
+    """A cloud service (Nova...) failed or did not answer: the event that
+    called it is retried with backoff."""
+    code = 503
+    msg_fmt = "%(service)s is unavailable: %(reason)s"
 
 
 class PluginActionError(ClimateException):

@@ -3,11 +3,13 @@
 import threading
 
 from oslo_config import cfg
+from oslo_log import log as logging
 from oslo_policy import policy
 
 from climate import exceptions
 from climate import policies
 
+LOG = logging.getLogger(__name__)
 _ENFORCER = None
 _LOCK = threading.Lock()
 
@@ -46,6 +48,16 @@ def authorize(ctx, rule, target=None):
                                  action=rule)
     except policy.InvalidScope:
         raise exceptions.PolicyNotAuthorized(action=rule)
+    except ValueError as exc:
+        _unreadable(exc)
+        raise exceptions.PolicyNotAuthorized(action=rule)
+
+
+def _unreadable(exc):
+    # oslo.policy raises ValueError for a policy file it cannot parse: the
+    # operator's mistake refuses (403 naming the rule), it never allows
+    LOG.error('The policy file cannot be read, every check it is needed '
+              'for is refused: %s', exc)
 
 
 def check(ctx, rule, target=None):
@@ -54,4 +66,7 @@ def check(ctx, rule, target=None):
     try:
         return get_enforcer().authorize(rule, target, ctx)
     except policy.InvalidScope:
+        return False
+    except ValueError as exc:
+        _unreadable(exc)
         return False

@@ -63,6 +63,7 @@ def setup_app(conf=None, manager_api=None):
         {}, oslo_config_project='climate')
     app = middleware.PathRouter(authenticated, routes)
     app = middleware.JsonErrors(app)
+    app = middleware.RequestLogContext(app)
     app = request_id.RequestId(app)
     app = http_proxy_to_wsgi.HTTPProxyToWSGI(app, conf)
     return app

@@ -23,5 +23,10 @@ def response(code, message, name, version=None):
 
 
 def from_exception(exc, version=None):
-    """Response for a ClimateException (or one re-raised from RPC)."""
-    return response(exc.code, str(exc), exc.error_name, version)
+    """Response for a ClimateException (or one re-raised from RPC).
+
+    ``message``, not ``str()``: oslo.messaging re-raises a manager's error
+    with a ``__str__`` that appends the manager's traceback.
+    """
+    return response(exc.code, getattr(exc, 'message', None) or str(exc),
+                    exc.error_name, version)

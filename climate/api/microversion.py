@@ -6,6 +6,9 @@ History (also in doc/source/api-microversions.rst):
 * 1.1 - ``GET /v1/leases``: pagination (``limit``, ``marker``, ``sort_key``,
   ``sort_dir``, ``leases_links``) and filters (``status``, ``name``,
   ``project_id`` for admins, ``time_from``/``time_to``).
+* 1.2 - ``POST /v1/os-hosts/availability`` (earliest windows where N
+  matching hosts are free) and ``POST /v1/os-hosts/timeline`` (free
+  matching hosts over a range).
 """
 
 import re
@@ -16,7 +19,7 @@ SERVICE_TYPE = 'reservation'
 HEADER = 'OpenStack-API-Version'
 ENVIRON_KEY = 'climate.microversion'
 
-VERSIONS = ('1.0', '1.1')
+VERSIONS = ('1.0', '1.1', '1.2')
 MIN = VERSIONS[0]
 MAX = VERSIONS[-1]
 

@@ -3,13 +3,16 @@ uniform JSON errors."""
 
 
 import json
+import re
 
 from oslo_log import log as logging
+from oslo_middleware import request_id
 import webob
 import webob.dec
 
 from climate.api import errors
 from climate.api import microversion
+from climate import context
 from climate import exceptions
 
 LOG = logging.getLogger(__name__)
@@ -32,6 +35,28 @@ class PathRouter:
     def __call__(self, environ, start_response):
         target = self.routes.get(environ.get('PATH_INFO') or '/', self.app)
         return target(environ, start_response)
+
+
+class RequestLogContext:
+    """Give each request a fresh logging context from its first line.
+
+    oslo.log takes the context of a log line from a thread-local that the
+    last ``RequestContext`` of the thread set: without this, what
+    keystonemiddleware logs about a request (a refused token...) would
+    carry the user and request id of the previous request this worker
+    thread served.  The full context replaces it once the identity is known
+    (``climate.api.hooks.ContextHook``).
+    """
+
+    def __init__(self, app):
+        self.app = app
+
+    def __call__(self, environ, start_response):
+        context.RequestContext(
+            request_id=environ.get(request_id.ENV_REQUEST_ID),
+            global_request_id=environ.get(request_id.GLOBAL_REQ_ID),
+            overwrite=True)
+        return self.app(environ, start_response)
 
 
 class NoAuth:
@@ -150,20 +175,46 @@ class JsonErrors:
     def __init__(self, app):
         self.app = app
 
+    @staticmethod
+    def _keystone_error(resp):
+        """(message, title) of keystonemiddleware's own JSON error body
+        (``{"error": {"code", "title", "message"}}``), or None."""
+        try:
+            error = json.loads(resp.body).get('error')
+            return str(error['message']), str(error['title'])
+        except (ValueError, TypeError, AttributeError, KeyError):
+            return None
+
     @webob.dec.wsgify
     def __call__(self, req):
         resp = req.get_response(self.app)
-        if resp.status_int < 400 or resp.content_type == 'application/json':
+        if resp.status_int < 400:
             return resp
-        message = resp.status.split(' ', 1)[-1]
+        title = resp.status.split(' ', 1)[-1]
+        message = title
+        if resp.content_type == 'application/json':
+            # ours already, or keystonemiddleware's 401 in Keystone's shape
+            keystone_error = self._keystone_error(resp)
+            if keystone_error is None:
+                return resp
+            message, title = keystone_error
         text = resp.text.strip() if resp.charset else ''
         if resp.status_int == 405:
             message = 'Method %s is not allowed here; allowed: %s.' % (
                 req.method, resp.headers.get('Allow', 'none'))
+        elif resp.content_type == 'application/json':
+            pass
         elif text and '<' not in text:
-            message = text.splitlines()[-1]
+            message = text.splitlines()[-1].strip()
+        elif resp.status_int == 503 and text:
+            # keystonemiddleware's "Keystone unavailable" page: its last
+            # line of text is the explanation
+            lines = [line.strip() for line in
+                     re.sub(r'<[^>]*>', '\n', text).splitlines()
+                     if line.strip()]
+            message = lines[-1] if lines else message
         new = errors.response(resp.status_int, message,
-                              resp.status.split(' ', 1)[-1].replace(' ', ''))
+                              title.replace(' ', ''))
         for name in ('Allow', microversion.HEADER, 'Vary',
                      'WWW-Authenticate'):
             if name in resp.headers:

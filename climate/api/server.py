@@ -4,6 +4,8 @@ from cheroot import wsgi
 from oslo_log import log as logging
 
 LOG = logging.getLogger(__name__)
+#: Idle keep-alive connections the API keeps open.
+KEEP_ALIVE_CONNECTIONS = 1000
 
 
 class APIServer:
@@ -12,6 +14,12 @@ class APIServer:
     def __init__(self, app, host, port, threads):
         self._server = wsgi.Server((host, port), app, numthreads=threads,
                                    server_name='climate-api')
+        # cheroot keeps at most 10 idle keep-alive connections by default
+        # and drops the others right after answering on them, so a client
+        # with more parallel connections sends its next request into a
+        # closed socket (ConnectionResetError).  Idle connections cost a
+        # socket in a selector, not a thread, and expire after ``timeout``.
+        self._server.keep_alive_conn_limit = KEEP_ALIVE_CONNECTIONS
         self._server.prepare()
         self.host, self.port = self._server.bind_addr[:2]
 

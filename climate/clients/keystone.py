@@ -9,10 +9,12 @@ authenticates with its own ``[service_auth]`` credentials plus the trust id.
 import datetime
 import threading
 
+from keystoneauth1 import access as ks_access
 from keystoneauth1 import adapter
 from keystoneauth1 import exceptions as ks_exc
 from keystoneauth1 import loading as ks_loading
-from keystoneauth1.identity import v3
+from keystoneauth1.identity import access as ks_access_plugin
+from keystoneauth1 import token_endpoint
 
 from climate.clients import get_conf
 from climate.conf import clients as clients_conf
@@ -66,15 +68,31 @@ def service_user_id(conf=None):
     return sess.get_user_id()
 
 
-def user_session(token, project_id, conf=None):
-    """A session acting as the user who owns ``token``, scoped to ``project_id``.
+def user_session(token, project_id=None, conf=None):
+    """A session that acts with the user's own ``token``, as it is.
 
-    Typically built from what keystonemiddleware put in the request (``X-Auth-Token`` and
-    ``X-Project-Id``). Uses ``[service_auth] auth_url`` and its TLS/timeout settings.
+    Typically the ``X-Auth-Token`` keystonemiddleware accepted.  The token
+    is looked at once (Keystone lets a token's owner read it), which gives
+    the user, project and role ids the session's ``auth.get_access`` then
+    returns; it is never exchanged for a new one, so tokens Keystone will
+    not re-scope (application credentials, trusts) still get Keystone's own
+    verdict on what they try.  Uses ``[service_auth] auth_url`` and its
+    TLS/timeout settings.
+
+    :raises keystoneauth1.exceptions.ClientException: Keystone unreachable
+        or refusing the token (e.g. NotFound for an expired one).
+    :raises ValueError: the token is not scoped to ``project_id``.
     """
     conf = get_conf(conf)
     auth_url = _load_auth(conf).auth_url
-    return _session(conf, v3.Token(auth_url=auth_url, token=token, project_id=project_id))
+    plain = _session(conf, token_endpoint.Token(auth_url, token))
+    resp = _identity(plain).get('/auth/tokens',
+                                headers={'X-Subject-Token': token})
+    access = ks_access.create(resp=resp, auth_token=token)
+    if project_id is not None and access.project_id != project_id:
+        raise ValueError(f'the token is scoped to project {access.project_id}, '
+                         f'not {project_id}')
+    return _session(conf, ks_access_plugin.AccessInfoPlugin(access, auth_url=auth_url))
 
 
 def _identity(sess):
@@ -105,6 +123,15 @@ def create_trust(user_sess, conf=None, project_id=None, role_ids=None, expires_a
         trust['expires_at'] = expires_at.strftime('%Y-%m-%dT%H:%M:%S.%fZ')
     resp = _identity(user_sess).post('/OS-TRUST/trusts', json={'trust': trust})
     return resp.json()['trust']['id']
+
+
+def trusts_held(conf=None):
+    """Ids of the trusts whose trustee is Climate's service user."""
+    conf = get_conf(conf)
+    sess = service_session(conf)
+    resp = _identity(sess).get('/OS-TRUST/trusts', params={
+        'trustee_user_id': sess.get_user_id()})
+    return {trust['id'] for trust in resp.json()['trusts']}
 
 
 def trust_session(trust_id, conf=None):

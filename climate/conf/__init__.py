@@ -4,10 +4,11 @@ from oslo_config import cfg
 
 from climate.conf import api
 from climate.conf import clients
+from climate.conf import hosts
 from climate.conf import manager
 from climate.conf import paths
 
 CONF = cfg.CONF
 
-for _module in (paths, api, manager, clients):
+for _module in (paths, api, manager, clients, hosts):
     _module.register_opts(CONF)

@@ -1,9 +1,10 @@
 from oslo_config import cfg
 
 manager_opts = [
-    cfg.ListOpt('plugins', default=['noop'],
+    cfg.ListOpt('plugins', default=['noop', 'physical.host.plugin'],
                 help='Resource plugins to load (names of entry points in '
-                     'the climate.resource.plugins namespace).'),
+                     'the climate.resource.plugins namespace): noop, '
+                     'physical.host.plugin (see [hosts]).'),
     cfg.IntOpt('minutes_before_end_lease', default=60, min=0,
                help='Default offset of the before_end_lease event, in '
                     'minutes before the end; 0 creates no such event unless '
@@ -26,6 +27,19 @@ manager_opts = [
     cfg.FloatOpt('max_sleep', default=30.0, min=0.5,
                  help='Longest a manager sleeps without looking for due '
                       'events, even if nothing is due and nobody wakes it.'),
+    cfg.IntOpt('trust_sweep_interval', default=900, min=0,
+               help='Seconds between two passes of the trust sweeper, which '
+                    'deletes the Keystone trusts of ended leases that '
+                    'Keystone could not delete at the time (0: never). '
+                    'Only with auth_strategy = keystone.'),
+    cfg.BoolOpt('sweep_orphan_trusts', default=False,
+                help="Also delete trusts held by Climate's service user "
+                     'that no lease refers to (left by a manager that died '
+                     'between creating a trust and storing its lease, or '
+                     'between deleting a lease and its trust), once two '
+                     'passes in a row found them unused.  Enable only when '
+                     "Climate's service user is Climate's alone: trusts "
+                     'other services gave that user would be deleted too.'),
 ]
 
 

@@ -7,10 +7,11 @@ from oslo_log import log
 
 from climate.conf import api
 from climate.conf import clients
+from climate.conf import hosts
 from climate.conf import manager
 from climate.conf import paths
 
-_MODULES = [paths, api, manager, clients]
+_MODULES = [paths, api, manager, clients, hosts]
 
 DEFAULT_SQLITE = 'sqlite:///$state_path/climate.sqlite'
 

@@ -4,6 +4,8 @@ import uuid
 
 from oslo_utils import timeutils
 import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
+from sqlalchemy.dialects import postgresql
 from sqlalchemy import orm
 
 
@@ -134,3 +136,132 @@ class NoopAction(Base):
     event_id = sa.Column(sa.String(36), nullable=True)
     manager = sa.Column(sa.String(255), nullable=True)
     created_at = sa.Column(sa.DateTime, nullable=False, default=_now)
+
+
+# -- physical:host ------------------------------------------------------------
+
+#: Property values compare byte by byte on every engine (as the filter
+#: language does in Python): MariaDB's default collation ignores case and
+#: PostgreSQL's follows the locale.
+CAPABILITY_VALUE = sa.String(255).with_variant(
+    mysql.VARCHAR(255, collation='utf8mb4_bin'), 'mysql', 'mariadb'
+).with_variant(postgresql.VARCHAR(255, collation='C'), 'postgresql')
+#: The same for the text facts of hosts that filters compare.
+FACT_TEXT = sa.Text().with_variant(
+    mysql.TEXT(collation='utf8mb4_bin'), 'mysql', 'mariadb'
+).with_variant(postgresql.TEXT(collation='C'), 'postgresql')
+
+
+class ComputeHost(TimestampMixin, Base):
+    """A reservable compute host and the facts its inventory reported."""
+
+    __tablename__ = 'computehosts'
+    __table_args__ = (
+        sa.UniqueConstraint('hypervisor_hostname',
+                            name='uniq_computehosts0hypervisor_hostname'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    hypervisor_hostname = sa.Column(CAPABILITY_VALUE, nullable=False)
+    service_name = sa.Column(CAPABILITY_VALUE, nullable=False)
+    vcpus = sa.Column(sa.Integer, nullable=False, default=0)
+    memory_mb = sa.Column(sa.Integer, nullable=False, default=0)
+    local_gb = sa.Column(sa.Integer, nullable=False, default=0)
+    cpu_info = sa.Column(FACT_TEXT, nullable=True)
+    hypervisor_type = sa.Column(CAPABILITY_VALUE, nullable=True)
+    hypervisor_version = sa.Column(sa.BigInteger, nullable=True)
+    trust_id = sa.Column(sa.String(255), nullable=True)
+    # False while the backend reports the host down: not offered to new
+    # reservations, and healing moves its allocations elsewhere
+    reservable = sa.Column(sa.Boolean, nullable=False, default=True)
+    disabled = sa.Column(sa.Boolean, nullable=False, default=False)
+
+
+class ResourceProperty(TimestampMixin, Base):
+    """A property name hosts may carry, and whether users may see it."""
+
+    __tablename__ = 'resource_properties'
+    __table_args__ = (
+        sa.UniqueConstraint('resource_type', 'property_name',
+                            name='uniq_resource_properties0type0name'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    resource_type = sa.Column(sa.String(66), nullable=False)
+    property_name = sa.Column(sa.String(255), nullable=False)
+    private = sa.Column(sa.Boolean, nullable=False, default=False)
+
+
+class HostCapability(Base):
+    """One property value of one host (Blazar's extra capability).
+
+    ``num_value`` holds the value when it reads as a number, so that the
+    filter language compares numbers as numbers ("10" > "9") through an
+    index.
+    """
+
+    __tablename__ = 'computehost_extra_capabilities'
+    __table_args__ = (
+        sa.UniqueConstraint('computehost_id', 'property_id',
+                            name='uniq_host_capabilities0host0property'),
+        # filter: hosts whose property P has a value =, <, > ... V
+        sa.Index('ix_host_capabilities_property_value', 'property_id',
+                 'capability_value', 'computehost_id'),
+        sa.Index('ix_host_capabilities_property_num', 'property_id',
+                 'num_value', 'computehost_id'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    computehost_id = sa.Column(
+        sa.Integer, sa.ForeignKey('computehosts.id', ondelete='CASCADE'),
+        nullable=False)
+    property_id = sa.Column(
+        sa.Integer, sa.ForeignKey('resource_properties.id'), nullable=False)
+    capability_value = sa.Column(CAPABILITY_VALUE, nullable=False)
+    num_value = sa.Column(sa.Float, nullable=True)
+
+
+class HostAllocation(Base):
+    """A host held by a ``physical:host`` reservation over its lease window.
+
+    The window is copied from the lease (and moved with it) so that the
+    overlap test ``start_date < :end AND end_date > :start`` for a host is
+    one index range.  Replaces the generic ``allocations`` table for hosts.
+    """
+
+    __tablename__ = 'computehost_allocations'
+    __table_args__ = (
+        # overlap and neighbour lookups per host
+        sa.Index('ix_host_allocations_host_start', 'computehost_id',
+                 'start_date', 'end_date'),
+        sa.Index('ix_host_allocations_host_end', 'computehost_id',
+                 'end_date', 'start_date'),
+        # availability search: every allocation crossing a time range,
+        # read from whichever end of the table is nearer
+        sa.Index('ix_host_allocations_window', 'end_date', 'start_date',
+                 'computehost_id'),
+        sa.Index('ix_host_allocations_start', 'start_date', 'end_date',
+                 'computehost_id'),
+    )
+
+    id = sa.Column(sa.String(36), primary_key=True, default=_uuid)
+    reservation_id = sa.Column(
+        sa.String(36), sa.ForeignKey('reservations.id', ondelete='CASCADE'),
+        nullable=False, index=True)
+    lease_id = sa.Column(sa.String(36), nullable=False, index=True)
+    # RESTRICT: a host holding allocations cannot leave the inventory
+    computehost_id = sa.Column(
+        sa.Integer, sa.ForeignKey('computehosts.id'), nullable=False)
+    start_date = sa.Column(sa.DateTime, nullable=False)
+    end_date = sa.Column(sa.DateTime, nullable=False)
+
+
+class HostInventoryVersion(Base):
+    """One row counting changes to what host filters see (hosts, their
+    capabilities, reservable): managers cache filter results per version.
+    """
+
+    __tablename__ = 'computehost_inventory_version'
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=False)
+    version = sa.Column(sa.BigInteger, nullable=False, default=0)

@@ -33,6 +33,7 @@ from climate import dates
 from climate.db import api as db_api
 from climate import exceptions
 from climate.manager import lease_input
+from climate.manager import trusts
 from climate.manager import views
 from climate.notifications import lease as lease_notifications
 from climate import states
@@ -276,6 +277,13 @@ class EventEngine:
                 db_api.set_status(lease, 'lease', states.ACTIVE)
             elif event.event_type == lease_input.END:
                 db_api.set_status(lease, 'lease', states.TERMINATED)
+                # Before the commit, so that a crash cannot forget it; a
+                # re-run of this event finds it gone, which is harmless
+                # since reclaiming never uses the trust.  A trust Keystone
+                # would not delete stays on the row (logged), the lease
+                # still ends.
+                if trusts.delete(lease.trust_id, lease.id):
+                    lease.trust_id = None
             db_api.set_status(event, 'event', states.DONE)
             event.last_error = None
             event.claimed_by = event.claim_token = None

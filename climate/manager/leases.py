@@ -16,6 +16,7 @@ from climate.db import api as db_api
 from climate.db import models
 from climate import exceptions
 from climate.manager import lease_input
+from climate.manager import trusts
 from climate.manager import views
 from climate.notifications import lease as lease_notifications
 from climate import states
@@ -35,10 +36,14 @@ def _event_values(event_type, when):
 
 
 def _before_end_of(lease):
+    """The lease's current before-end event: the latest one (earlier ones
+    are notices already given for an end that has moved since)."""
+    found = None
     for ev in lease.events:
-        if ev.event_type == lease_input.BEFORE_END:
-            return ev
-    return None
+        if ev.event_type == lease_input.BEFORE_END and (
+                found is None or ev.time >= found.time):
+            found = ev
+    return found
 
 
 class LeaseService:
@@ -83,9 +88,15 @@ class LeaseService:
 
     # -- creating ------------------------------------------------------------
 
-    @db_api.retry_on_deadlock
     def create(self, ctx, body):
-        """Validate, allocate and store a lease; all or nothing."""
+        """Validate, allocate and store a lease; all or nothing.
+
+        Under Keystone authentication the lease gets a trust from the
+        caller (``climate.manager.trusts``), made after the input checks
+        and before anything is written: a Keystone failure leaves nothing
+        behind, and a trust whose lease then fails to be written is
+        deleted again.
+        """
         now = dates.utcnow()
         values = lease_input.parse_create(
             body, now, CONF.api.max_name_length,
@@ -94,7 +105,23 @@ class LeaseService:
                     for rtype, params in values['reservations']]
         validated = [(plugin, plugin.validate(params))
                      for plugin, params in requests]
+        trust_id = trusts.create(ctx)
+        try:
+            result, due_times = self._create(ctx, values, validated,
+                                             trust_id)
+        except BaseException:
+            if trust_id:
+                trusts.delete(trust_id, '(not created)')
+            raise
+        LOG.info('Lease %s (%s) created for project %s', result['id'],
+                 result['name'], result['project_id'])
+        self.notifier.send(ctx, lease_notifications.CREATE, result)
+        self._wake_if_due_soon(due_times)
+        return result
 
+    @db_api.retry_on_deadlock
+    def _create(self, ctx, values, validated, trust_id):
+        """The lease's transaction (re-run whole on a deadlock)."""
         events = [_event_values(lease_input.START, values['start_date']),
                   _event_values(lease_input.END, values['end_date'])]
         if values['before_end_date'] is not None:
@@ -106,7 +133,7 @@ class LeaseService:
             'end_date': values['end_date'],
             'project_id': ctx.project_id,
             'user_id': ctx.user_id,
-            'trust_id': getattr(ctx, 'trust_id', None),
+            'trust_id': trust_id,
             'status': states.PENDING,
         }
         reservations = [{'resource_type': plugin.resource_type,
@@ -125,11 +152,7 @@ class LeaseService:
                     res.resource_id = resource_id
             db_api.flush(ctx)
             result = views.lease(lease)
-        LOG.info('Lease %s (%s) created for project %s', result['id'],
-                 result['name'], result['project_id'])
-        self.notifier.send(ctx, lease_notifications.CREATE, result)
-        self._wake_if_due_soon(ev['due_at'] for ev in events)
-        return result
+        return result, [ev['due_at'] for ev in events]
 
     # -- updating ------------------------------------------------------------
 
@@ -163,7 +186,7 @@ class LeaseService:
             lease.name = new['name']
             lease.start_date = new['start_date']
             lease.end_date = new['end_date']
-            self._reschedule(lease, new)
+            self._reschedule(lease, new, now)
 
             by_id = {r.id: r for r in lease.reservations}
             changes = dict(new['reservations'])
@@ -193,16 +216,29 @@ class LeaseService:
         return result
 
     @staticmethod
-    def _reschedule(lease, new):
-        """Move the lease's pending events to the new dates."""
+    def _reschedule(lease, new, now):
+        """Move the lease's pending events to the new dates.
+
+        A before-end notice that was already given stays as it is; when the
+        end moves, a new one is scheduled before the new end (if that is
+        still ahead), so that a lease prolonged after its notice warns again.
+        """
         wanted = {lease_input.START: new['start_date'],
                   lease_input.END: new['end_date'],
                   lease_input.BEFORE_END: new['before_end_date']}
+        current_before_end = _before_end_of(lease)
         for ev in list(lease.events):
+            if (ev.event_type == lease_input.BEFORE_END and
+                    ev is not current_before_end):
+                continue  # an earlier notice, history
             when = wanted.pop(ev.event_type)
             if ev.time == when:
                 continue
             if ev.status != states.UNDONE:
+                if ev.event_type == lease_input.BEFORE_END:
+                    if when is not None and when > now:
+                        wanted[lease_input.BEFORE_END] = when
+                    continue
                 raise exceptions.InvalidState(
                     kind='Lease', id=lease.id, status=lease.status,
                     reason='its %s event has already run' % ev.event_type)
@@ -216,9 +252,23 @@ class LeaseService:
 
     # -- deleting ------------------------------------------------------------
 
-    @db_api.retry_on_deadlock
     def delete(self, ctx, lease_id):
-        """Release and remove a lease; an active one is reclaimed first."""
+        """Release and remove a lease (an active one is reclaimed first),
+        then delete its trust.
+
+        Any member of the lease's project may delete it, not only its
+        creator: reclaiming and deleting the trust use Climate's service
+        credentials or the trust itself, never the caller's.
+        """
+        view = self._delete(ctx, lease_id)
+        LOG.info('Lease %s deleted', lease_id)
+        # after the commit: a delete that failed keeps a working trust
+        trusts.delete(view['trust_id'], lease_id)
+        self.notifier.send(ctx, lease_notifications.DELETE, view)
+        # no wake-up: removing events never makes anything due earlier
+
+    @db_api.retry_on_deadlock
+    def _delete(self, ctx, lease_id):
         self._refuse_if_busy(ctx, lease_id)
         with db_api.writer(ctx):
             lease = db_api.lease_get(ctx, lease_id, _scope(ctx),
@@ -232,9 +282,7 @@ class LeaseService:
                     plugin.on_end(ctx, view, res_view, None)
                 plugin.delete(ctx, view, res_view)
             db_api.lease_delete(ctx, lease)
-        LOG.info('Lease %s deleted', lease_id)
-        self.notifier.send(ctx, lease_notifications.DELETE, view)
-        # no wake-up: removing events never makes anything due earlier
+        return view
 
     @staticmethod
     def _refuse_if_busy(ctx, lease_id):

@@ -49,6 +49,10 @@ class Registry:
                 resource_type=resource_type,
                 available=', '.join(sorted(self._by_type)) or 'nothing')
 
+    def __iter__(self):
+        """The loaded plugin objects."""
+        return iter(list(self._by_type.values()))
+
     def describe(self):
         return [{'resource_type': rtype, 'description': plugin.description}
                 for rtype, plugin in sorted(self._by_type.items())]

@@ -30,6 +30,48 @@ class ManagerAPI:
     def list_plugins(self, ctx):
         return self._client.call(ctx, 'list_plugins')
 
+    # -- /v1/os-hosts (climate.manager.hosts) ------------------------------
+
+    def host_list(self, ctx):
+        return self._client.call(ctx, 'host_list')
+
+    def host_get(self, ctx, host_id):
+        return self._client.call(ctx, 'host_get', host_id=host_id)
+
+    def host_create(self, ctx, body):
+        return self._client.call(ctx, 'host_create', body=body)
+
+    def host_update(self, ctx, host_id, body):
+        return self._client.call(ctx, 'host_update', host_id=host_id,
+                                 body=body)
+
+    def host_delete(self, ctx, host_id):
+        return self._client.call(ctx, 'host_delete', host_id=host_id)
+
+    def host_allocations(self, ctx, lease_id=None, reservation_id=None):
+        return self._client.call(ctx, 'host_allocations', lease_id=lease_id,
+                                 reservation_id=reservation_id)
+
+    def host_allocation(self, ctx, host_id, lease_id=None,
+                        reservation_id=None):
+        return self._client.call(ctx, 'host_allocation', host_id=host_id,
+                                 lease_id=lease_id,
+                                 reservation_id=reservation_id)
+
+    def host_properties(self, ctx, detail=False, include_private=False):
+        return self._client.call(ctx, 'host_properties', detail=detail,
+                                 include_private=include_private)
+
+    def host_property_update(self, ctx, name, body):
+        return self._client.call(ctx, 'host_property_update', name=name,
+                                 body=body)
+
+    def host_availability(self, ctx, query):
+        return self._client.call(ctx, 'host_availability', query=query)
+
+    def host_timeline(self, ctx, query):
+        return self._client.call(ctx, 'host_timeline', query=query)
+
     def wake_all(self, ctx):
         """Tell every manager's event engine to look for due events."""
         self._fanout.cast(ctx, 'wake')

@@ -12,9 +12,11 @@ from climate import context as climate_context
 from climate import dates
 from climate import exceptions
 from climate.manager import events
+from climate.manager import hosts
 from climate.manager import leases
 from climate.manager import plugins as plugin_registry
 from climate.manager import rpcapi
+from climate.manager import trust_sweeper
 from climate.notifications import lease as lease_notifications
 from climate import rpc
 
@@ -88,6 +90,8 @@ class ManagerService:
         self.leases = leases.LeaseService(self.plugins, notifier,
                                           self._wake_all)
         self._server = None
+        self.healer = hosts.Healer(self.plugins)
+        self.trust_sweeper = trust_sweeper.TrustSweeper()
 
     def _wake_all(self):
         self.engine.wake()
@@ -100,9 +104,12 @@ class ManagerService:
 
     def start(self):
         """Start serving RPC and running events."""
-        self._server = rpc.get_server(self.host, [ManagerEndpoint(self)])
+        self._server = rpc.get_server(self.host, [
+            ManagerEndpoint(self), hosts.HostsEndpoint(self.plugins)])
         self._server.start()
         self.engine.start()
+        self.healer.start()
+        self.trust_sweeper.start()
         LOG.info('climate-manager %s started (plugins: %s)', self.host,
                  ', '.join(CONF.manager.plugins))
 
@@ -110,6 +117,8 @@ class ManagerService:
         """Stop taking RPC calls and events; finish the running ones."""
         if self._server is not None:
             self._server.stop()
+        self.healer.stop()
+        self.trust_sweeper.stop()
         self.engine.stop()
         if self._server is not None:
             self._server.wait()

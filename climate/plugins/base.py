@@ -16,9 +16,29 @@ Actions at start and end must be idempotent: after a crash, an event whose
 transaction never committed runs again on another manager, and must finish
 the job rather than fail or do it twice.  ``lease`` and ``reservation`` are
 plain dicts (see ``climate.manager.views``); ``ctx`` carries the transaction.
+
+Whose credentials a plugin uses:
+
+* acting **as the user** (waking or booting the project's instances,
+  creating its stack at start): ``self.user_session(lease)``, a
+  keystoneauth session of Climate's service user scoped to the lease's
+  Keystone trust, with impersonation, so Nova or Heat see the lease's
+  creator in the lease's project.  ``climate.clients.nova.client(sess)``
+  turns it into a Nova client.  It raises ``climate.exceptions.NoTrust``
+  for a lease made without Keystone (``noauth``), and keystoneauth errors
+  when the trust cannot be redeemed (trustor disabled, trust deleted);
+* **operator** actions (aggregates, moving hosts, anything the user may not
+  do) and everything at the end: ``self.service_session()``, Climate's own
+  ``[service_auth]`` credentials.  ``on_end`` must never depend on the
+  trust: a lease whose creator was disabled or whose trust was deleted
+  still ends and gives everything back.  The lease service deletes the
+  trust itself once the lease ends or is deleted.
 """
 
 import abc
+
+from climate.clients import keystone
+from climate import exceptions
 
 
 class ResourcePlugin(abc.ABC):
@@ -33,6 +53,25 @@ class ResourcePlugin(abc.ABC):
     def __init__(self, owner=None):
         #: Name of the manager process that loaded the plugin (for logs).
         self.owner = owner
+
+    @staticmethod
+    def user_session(lease):
+        """A keystoneauth session acting as the lease's creator, through
+        the lease's trust, in the lease's project.
+
+        Each call authenticates anew (redeems the trust): build it once per
+        action, not per request.
+        :raises climate.exceptions.NoTrust: the lease holds no trust.
+        """
+        if not lease.get('trust_id'):
+            raise exceptions.NoTrust(lease_id=lease['id'])
+        return keystone.trust_session(lease['trust_id'])
+
+    @staticmethod
+    def service_session():
+        """Climate's own keystoneauth session (``[service_auth]``), for
+        operator actions and for reclaiming at the end."""
+        return keystone.service_session()
 
     @abc.abstractmethod
     def validate(self, params):

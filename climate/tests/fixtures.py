@@ -15,8 +15,10 @@ import datetime
 import json
 import os
 import shutil
+import socket
 import tempfile
 
+from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 from oslo_db import options as db_options
 import pytest
@@ -162,7 +164,9 @@ class ClimateEnvironment:
         write, sorted: equal snapshots mean nothing was written."""
         tables = {}
         for model in (models.Lease, models.Reservation, models.Event,
-                      models.Allocation, models.NoopAction):
+                      models.Allocation, models.NoopAction,
+                      models.HostAllocation, models.ComputeHost,
+                      models.HostCapability, models.ResourceProperty):
             columns = [c.key for c in sa.inspect(model).columns]
             tables[model.__tablename__] = sorted(
                 (tuple((c, repr(getattr(row, c))) for c in columns)
@@ -216,3 +220,20 @@ def lease_body(name='lease-1', start='now', end=None, **extra):
             'events': []}
     body.update(extra)
     return body
+
+
+def closed_port(host='127.0.0.1'):
+    """A local port nothing listens on (bound, then released): a Keystone
+    that cannot be reached."""
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def password_auth_opts():
+    """keystoneauth's password-plugin options, as it registers them when it
+    loads the plugin for a group, so that a test can override them first.
+    Some are required: unregister them after the test, or the next
+    ``CONF()`` fails."""
+    loader = ks_loading.get_plugin_loader('password')
+    return [o._to_oslo_opt() for o in loader.get_options()]

@@ -2,6 +2,7 @@
 
 import pecan
 
+from climate.api.v1 import hosts
 from climate.api.v1 import leases
 
 
@@ -14,3 +15,7 @@ class V1Controller:
         return {'resources': [{'name': 'leases', 'links': [
             {'rel': 'self', 'href': pecan.request.path_url.rstrip('/') +
              '/leases'}]}]}
+
+
+# not a Python name: Blazar's path
+pecan.route(V1Controller, 'os-hosts', hosts.HostsController())

@@ -56,7 +56,10 @@ def db(tmp_path):
     db_api.configure(connection='sqlite:///%s' % (tmp_path / 'c.sqlite'))
     migration.upgrade()
     CONF.set_override('event_retry_backoff', 1, group='manager')
+    # no Keystone here: leases get no trust (climate.manager.trusts)
+    CONF.set_override('auth_strategy', 'noauth')
     yield context.admin_context()
+    CONF.clear_override('auth_strategy')
     CONF.clear_override('event_retry_backoff', group='manager')
     CONF.clear_override('event_max_attempts', group='manager')
     db_api.get_engine().dispose()
@@ -156,6 +159,29 @@ def test_event_waiting_for_an_earlier_one_is_not_claimed(db):
     second = db_api.events_claim(db, 'b', 'tb', now, 50, ttl, order)
     assert [e.event_type for e in _lease(db, lease['id']).events
             if e.id in second] == ['before_end_lease']
+
+
+def test_prolonging_after_the_before_end_notice_schedules_a_new_one(db):
+    plugin, notifier = noop.NoopPlugin(owner='m'), Notifier()
+    lease = _create(plugin, notifier, length=1800)
+    engine = _engine(plugin, notifier)
+    _claim_and_run(engine, db)  # start
+    _claim_and_run(engine, db)  # before_end, due with the start
+    assert len(_actions(db, lease['id'], 'before_end')) == 1
+    service = leases.LeaseService(FakeRegistry(plugin), notifier,
+                                  wake=lambda: None)
+    updated = service.update(_user_ctx(), lease['id'],
+                             {'prolong_for': '2h'})
+    notices = [e for e in updated['events']
+               if e['event_type'] == 'before_end_lease']
+    assert [e['status'] for e in notices] == ['DONE', 'UNDONE']
+    assert notices[1]['time'] > notices[0]['time']
+    assert updated['end_date'] > lease['end_date']
+    # and again: only the pending notice moves
+    again = service.update(_user_ctx(), lease['id'], {'prolong_for': '1h'})
+    notices = [e for e in again['events']
+               if e['event_type'] == 'before_end_lease']
+    assert [e['status'] for e in notices] == ['DONE', 'UNDONE']
 
 
 def test_expired_claim_is_taken_over_and_runs_once(db):

@@ -1,0 +1,208 @@
+"""physical:host at scale: lease creates and availability searches through
+the API with a synthetic static inventory of 1,000 and 10,000 hosts and
+100,000 future allocations, filtering on two properties.
+
+The inventory and the allocations are written straight into SQL (as
+Climate writes them); every measured request goes through climate-api,
+RabbitMQ and a climate-manager.  Hosts carry ``gpu`` (True/False), ``ram``
+(128/256/512/1024) and ``rack`` (r0..r9).  Two filters on two
+properties: a narrow one (``rack = r3 and ram >= 1024``, 1 host in 40) and
+a broad one (``gpu = True and ram >= 512``, 1 host in 4), since the cost
+of a create grows with the number of matching hosts, not with the
+inventory.  Allocations: each host holds its share of 100,000 allocations
+(5 hosts per reservation), one per period, spread over the next year.
+"""
+
+import datetime
+import random
+import time
+import uuid
+
+import common
+from climate.db import models
+from climate.tests.functional import procs
+
+ALLOCATIONS = 100000
+HOSTS_PER_RESERVATION = 5
+CREATES = 300
+SEARCHES = 100
+WARMUP = 20
+FILTERS = (
+    ('narrow, 1/40 of hosts',
+     '["and", ["=", "$rack", "r3"], [">=", "$ram", 1024]]'),
+    ('broad, 1/4 of hosts',
+     '["and", ["=", "$gpu", "True"], [">=", "$ram", 512]]'),
+)
+TARGET_CREATE_P50 = 30.0
+TARGET_CREATE_P99 = 100.0
+TARGET_SEARCH_P50 = 100.0
+YEAR = datetime.timedelta(days=365)
+
+
+def _ts(now):
+    return dict(created_at=now, updated_at=None)
+
+
+def populate(db, hosts, allocations=ALLOCATIONS, seed=1):
+    """The synthetic inventory and allocations; returns (first, last)
+    allocation times."""
+    rng = random.Random(seed)
+    now = procs.utcnow().replace(microsecond=0)
+    base = now + datetime.timedelta(days=2)
+    props = models.ResourceProperty.__table__
+    caps = models.HostCapability.__table__
+    host_table = models.ComputeHost.__table__
+    with db.engine.begin() as conn:
+        conn.execute(props.insert(), [
+            dict(id=i + 1, resource_type='physical:host', property_name=name,
+                 private=False, **_ts(now))
+            for i, name in enumerate(('gpu', 'ram', 'rack'))])
+        for first in range(0, hosts, 5000):
+            ids = range(first + 1, min(hosts, first + 5000) + 1)
+            conn.execute(host_table.insert(), [
+                dict(id=i, hypervisor_hostname='bench-%05d' % i,
+                     service_name='bench-%05d' % i, vcpus=64,
+                     memory_mb=262144, local_gb=2000, cpu_info=None,
+                     hypervisor_type='static', hypervisor_version=None,
+                     trust_id=None, reservable=True, disabled=False,
+                     **_ts(now)) for i in ids])
+            rows = []
+            for i in ids:
+                ram = str((128, 256, 512, 1024)[(i // 2) % 4])
+                for prop_id, value in ((1, 'True' if i % 2 else 'False'),
+                                       (2, ram), (3, 'r%d' % (i % 10))):
+                    rows.append(dict(computehost_id=i, property_id=prop_id,
+                                     capability_value=value,
+                                     num_value=float(value)
+                                     if value.isdigit() else None))
+            conn.execute(caps.insert(), rows)
+
+    reservations = allocations // HOSTS_PER_RESERVATION
+    per_round = hosts // HOSTS_PER_RESERVATION
+    rounds = -(-reservations // per_round)
+    period = YEAR / rounds
+    leases = models.Lease.__table__
+    res_table = models.Reservation.__table__
+    alloc_table = models.HostAllocation.__table__
+    order = list(range(1, hosts + 1))
+    lrows, rrows, arows = [], [], []
+
+    def flush():
+        with db.engine.begin() as conn:
+            conn.execute(leases.insert(), lrows)
+            conn.execute(res_table.insert(), rrows)
+            conn.execute(alloc_table.insert(), arows)
+        del lrows[:], rrows[:], arows[:]
+
+    for j in range(reservations):
+        rnd, slot = divmod(j, per_round)
+        if slot == 0:
+            rng.shuffle(order)
+        start = base + period * rnd + datetime.timedelta(
+            seconds=rng.randint(0, int(period.total_seconds() / 2)))
+        start = start.replace(microsecond=0)
+        end = start + datetime.timedelta(seconds=rng.randint(
+            3600, max(3601, int(period.total_seconds() / 2) - 60)))
+        lid, rid = str(uuid.uuid4()), str(uuid.uuid4())
+        lrows.append(dict(id=lid, name='bulk-%06d' % j, user_id='bench',
+                          project_id='bench', trust_id=None,
+                          start_date=start, end_date=end, status='PENDING',
+                          status_reason=None, degraded=False, **_ts(now)))
+        rrows.append(dict(id=rid, lease_id=lid,
+                          resource_type='physical:host', resource_id=rid,
+                          status='pending',
+                          params={'min': 5, 'max': 5,
+                                  'hypervisor_properties': '',
+                                  'resource_properties': '',
+                                  'before_end': 'default'},
+                          missing_resources=False, resources_changed=False,
+                          **_ts(now)))
+        for h in order[slot * HOSTS_PER_RESERVATION:
+                       (slot + 1) * HOSTS_PER_RESERVATION]:
+            arows.append(dict(id=str(uuid.uuid4()), reservation_id=rid,
+                              lease_id=lid, computehost_id=h,
+                              start_date=start, end_date=end))
+        if len(arows) >= 10000:
+            flush()
+    if arows:
+        flush()
+    common.analyze(db, ('computehosts', 'computehost_extra_capabilities',
+                        'resource_properties', 'computehost_allocations',
+                        'leases', 'reservations'))
+    return base, base + YEAR
+
+
+def _timed(fn):
+    began = time.perf_counter()
+    result = fn()
+    return (time.perf_counter() - began) * 1000, result
+
+
+def measure(env, first, last, label, expression, seed):
+    client = env.client()
+    search = procs.Client(env.cluster.url, version='1.2')
+    rng = random.Random(seed)
+    create_ms, granted = [], 0
+    for i in range(WARMUP + CREATES):
+        start = first + datetime.timedelta(minutes=rng.randint(
+            0, int((last - first).total_seconds() / 60) - 600))
+        body = {'name': 'bench-%d-%05d' % (seed, i), 'events': [],
+                'start_date': procs.iso(start),
+                'end_date': procs.iso(start + datetime.timedelta(hours=4)),
+                'reservations': [{
+                    'resource_type': 'physical:host', 'min': 2, 'max': 2,
+                    'resource_properties': expression}]}
+        ms, resp = _timed(lambda: client.request(
+            'POST', '/v1/leases', expect=(201, 409), json=body))
+        if i >= WARMUP:
+            create_ms.append(ms)
+            granted += resp.status_code == 201
+    search_ms, windows, matching = [], 0, 0
+    for i in range(WARMUP + SEARCHES):
+        body = {'count': rng.randint(2, 20),
+                'duration': '%dh' % rng.randint(1, 48),
+                'resource_properties': expression,
+                'earliest_start': procs.iso(first + datetime.timedelta(
+                    days=rng.randint(0, 300)))}
+        ms, resp = _timed(lambda: search.request(
+            'POST', '/v1/os-hosts/availability', json=body))
+        if i >= WARMUP:
+            search_ms.append(ms)
+            found = resp.json()['availability']
+            windows += len(found['windows'])
+            matching = found['matching_hosts']
+    client.close()
+    search.close()
+    c50, c99 = (common.percentile(create_ms, 50),
+                common.percentile(create_ms, 99))
+    s50 = common.percentile(search_ms, 50)
+    print('  filter %s: %d hosts match' % (label, matching))
+    print('    create (min=max=2, 4 h): %s; %d of %d granted' % (
+        common.summary(create_ms), granted, CREATES))
+    print('    availability search (2-20 hosts, 1-48 h): %s; %d windows' % (
+        common.summary(search_ms), windows))
+    print('    create p50 %s; p99 %s; search p50 %s' % (
+        common.verdict(c50, TARGET_CREATE_P50),
+        common.verdict(c99, TARGET_CREATE_P99),
+        common.verdict(s50, TARGET_SEARCH_P50)))
+    return {'filter': label, 'matching': matching, 'create_p50_ms': c50,
+            'create_p99_ms': c99, 'search_p50_ms': s50}
+
+
+def run_scale(hosts):
+    print('== physical:host, %d hosts, %d future allocations, filters on '
+          'two properties, %s' % (hosts, ALLOCATIONS, common.ENGINE))
+    with common.Climate(managers=1, api_threads=2) as env:
+        with common.timed('populating'):
+            first, last = populate(env.database, hosts)
+        return [dict(measure(env, first, last, label, expression,
+                             hosts + i), hosts=hosts)
+                for i, (label, expression) in enumerate(FILTERS)]
+
+
+def run():
+    return run_scale(1000) + run_scale(10000)
+
+
+if __name__ == '__main__':
+    run()

@@ -1,0 +1,168 @@
+"""/v1/os-hosts: Blazar's host inventory, plus availability (1.2).
+
+Routes (admin only unless said otherwise; see doc/source/hosts.rst):
+
+* ``GET|POST /v1/os-hosts``, ``GET|PUT|DELETE /v1/os-hosts/{id}``;
+* ``GET /v1/os-hosts/allocations`` and ``GET /v1/os-hosts/{id}/allocation``
+  (``lease_id`` / ``reservation_id`` filters);
+* ``GET /v1/os-hosts/properties`` (``detail``, ``all``) and ``PATCH
+  /v1/os-hosts/properties/{name}``;
+* microversion 1.2, any project reader: ``POST /v1/os-hosts/availability``
+  and ``POST /v1/os-hosts/timeline`` (a JSON body, since filters are JSON).
+"""
+
+import pecan
+from pecan import rest
+
+from climate.api import microversion
+from climate.api import middleware
+from climate.api.v1 import types
+from climate import exceptions
+from climate import policy
+
+AVAILABILITY_VERSION = microversion.Version.parse('1.2')
+_TRUE = ('1', 'true', 'yes', 'on')
+
+
+def _body():
+    environ = pecan.request.environ
+    if middleware.JSON_BODY not in environ:
+        # PATCH: JsonBody decodes POST and PUT only (a body-less PATCH
+        # elsewhere must stay a 405)
+        environ[middleware.JSON_BODY] = middleware.decode_json_body(
+            pecan.request, types.MAX_BODY)
+    data = environ[middleware.JSON_BODY]
+    if not isinstance(data, dict):
+        raise exceptions.InvalidInput(reason='the body must be a JSON object')
+    return data
+
+
+def _query(allowed):
+    params = pecan.request.GET
+    unknown = set(params) - set(allowed)
+    if unknown:
+        raise exceptions.InvalidInput(
+            reason='unknown query parameter(s) %s; accepted: %s' % (
+                ', '.join(sorted(unknown)), ', '.join(sorted(allowed)) or
+                'none'))
+    return {k: params[k] for k in allowed if k in params}
+
+
+def _flag(params, name):
+    return str(params.get(name, '')).lower() in _TRUE
+
+
+def _authorize(rule):
+    ctx = pecan.request.context
+    policy.authorize(ctx, 'climate:oshosts:%s' % rule)
+    return ctx
+
+
+def _rpc():
+    return pecan.request.rpcapi
+
+
+def _refuse_on_collection(host_id, allowed):
+    if host_id is None:
+        raise exceptions.MethodNotAllowed(method=pecan.request.method,
+                                          allowed=allowed)
+
+
+def _require_availability_version():
+    if microversion.of(pecan.request) < AVAILABILITY_VERSION:
+        raise exceptions.NotFound(
+            message='%s needs microversion %s or later (send '
+                    '"OpenStack-API-Version: reservation %s").' % (
+                        pecan.request.path, AVAILABILITY_VERSION,
+                        AVAILABILITY_VERSION))
+
+
+class AllocationsController(rest.RestController):
+    """``/v1/os-hosts/allocations``."""
+
+    @pecan.expose('json')
+    def get_all(self):
+        ctx = _authorize('allocation:get_all')
+        params = _query(('lease_id', 'reservation_id'))
+        return {'allocations': _rpc().host_allocations(ctx, **params)}
+
+
+class HostAllocationController(rest.RestController):
+    """``/v1/os-hosts/{id}/allocation``."""
+
+    @pecan.expose('json')
+    def get_all(self, host_id):
+        ctx = _authorize('allocation:get')
+        params = _query(('lease_id', 'reservation_id'))
+        return {'allocation': _rpc().host_allocation(ctx, host_id, **params)}
+
+
+class PropertiesController(rest.RestController):
+    """``/v1/os-hosts/properties``."""
+
+    @pecan.expose('json')
+    def get_all(self):
+        ctx = _authorize('properties:get')
+        params = _query(('detail', 'all'))
+        return {'resource_properties': _rpc().host_properties(
+            ctx, detail=_flag(params, 'detail'),
+            include_private=_flag(params, 'all'))}
+
+    @pecan.expose('json')
+    def patch(self, name):
+        ctx = _authorize('properties:patch')
+        return {'resource_property': _rpc().host_property_update(
+            ctx, name, _body())}
+
+
+class HostsController(rest.RestController):
+    """``/v1/os-hosts``."""
+
+    allocations = AllocationsController()
+    allocation = HostAllocationController()
+    properties = PropertiesController()
+    _custom_actions = {'availability': ['POST'], 'timeline': ['POST']}
+
+    @pecan.expose('json')
+    def get_all(self):
+        ctx = _authorize('get_all')
+        _query(())
+        return {'hosts': _rpc().host_list(ctx)}
+
+    @pecan.expose('json')
+    def get_one(self, host_id):
+        ctx = _authorize('get')
+        return {'host': _rpc().host_get(ctx, host_id)}
+
+    @pecan.expose('json')
+    def post(self):
+        ctx = _authorize('post')
+        host = _rpc().host_create(ctx, _body())
+        pecan.response.status = 201
+        return {'host': host}
+
+    @pecan.expose('json')
+    def put(self, host_id=None):
+        _refuse_on_collection(host_id, 'GET, POST')
+        ctx = _authorize('put')
+        return {'host': _rpc().host_update(ctx, host_id, _body())}
+
+    @pecan.expose(content_type='application/json')
+    def delete(self, host_id=None):
+        _refuse_on_collection(host_id, 'GET, POST')
+        ctx = _authorize('delete')
+        _rpc().host_delete(ctx, host_id)
+        pecan.response.status = 204
+        return ''
+
+    @pecan.expose('json')
+    def availability(self):
+        _require_availability_version()
+        ctx = _authorize('availability')
+        return {'availability': _rpc().host_availability(ctx, _body())}
+
+    @pecan.expose('json')
+    def timeline(self):
+        _require_availability_version()
+        ctx = _authorize('timeline')
+        return {'timeline': _rpc().host_timeline(ctx, _body())}

@@ -1,0 +1,317 @@
+"""Climate's v1 REST API over a keystoneauth session.
+
+The session carries the authentication (a Keystone token, or none at all
+for an API running with ``auth_strategy = noauth``); this module only
+builds requests, asks for the microversion each call needs and turns an
+error answer into :class:`APIError` with the server's message and request
+id.  It has no command-line knowledge and can be used on its own::
+
+    from keystoneauth1 import session
+    c = client.Client(session.Session(), 'http://127.0.0.1:1234')
+    c.leases.list()
+"""
+
+import re
+import urllib.parse
+
+from keystoneauth1 import adapter
+from keystoneauth1 import exceptions as ksa_exc
+
+SERVICE_TYPE = 'reservation'
+VERSION_HEADER = 'OpenStack-API-Version'
+REQUEST_ID_HEADERS = ('x-openstack-request-id', 'x-compute-request-id')
+# 1.1: pagination and filters of GET /v1/leases
+LIST_VERSION = '1.1'
+# 1.2: host availability search and free-capacity timeline
+AVAILABILITY_VERSION = '1.2'
+
+
+class ClientError(Exception):
+    """Anything that kept a call from getting an answer."""
+
+
+class APIError(ClientError):
+    """The API answered with an error status."""
+
+    def __init__(self, status, message, name=None, request_id=None):
+        self.status = status
+        self.message = message
+        self.name = name
+        self.request_id = request_id
+        super().__init__(str(self))
+
+    def __str__(self):
+        text = '%s (HTTP %d)' % (self.message, self.status)
+        if self.request_id:
+            text += ' (Request-ID: %s)' % self.request_id
+        return text
+
+
+class NotFound(ClientError):
+    """No resource has that id or name."""
+
+
+class Ambiguous(ClientError):
+    """Several resources have that name."""
+
+
+def normalize_endpoint(url):
+    """The /v1 root of the API, from a catalog entry or a bare host URL.
+
+    Blazar's catalog entries end with ``/v1``; a bare ``http://host:port``
+    (as typed for the embedded default) gets it appended.
+    """
+    url = url.rstrip('/')
+    if not urllib.parse.urlsplit(url).path.rstrip('/').endswith('/v1'):
+        url += '/v1'
+    return url
+
+
+def _error_from(resp):
+    request_id = None
+    for name in REQUEST_ID_HEADERS:
+        if resp.headers.get(name):
+            request_id = resp.headers[name]
+            break
+    message, name = None, None
+    try:
+        body = resp.json()
+    except ValueError:
+        body = None
+    if isinstance(body, dict):
+        message = body.get('error_message') or body.get('message')
+        name = body.get('error_name')
+        if message is None and isinstance(body.get('error'), dict):
+            message = body['error'].get('message')
+    if not message:
+        message = (resp.text or '').strip() or resp.reason or 'error'
+    return APIError(resp.status_code, str(message), name, request_id)
+
+
+class _Manager:
+    def __init__(self, client):
+        self.client = client
+
+    def _call(self, *args, **kwargs):
+        return self.client.request(*args, **kwargs)
+
+
+class Leases(_Manager):
+    """/v1/leases."""
+
+    def list(self, limit=None, marker=None, sort_key=None, sort_dir=None,
+             status=None, name=None, project_id=None, time_from=None,
+             time_to=None, all_pages=None):
+        """Leases, newest API version's filters and pagination.
+
+        :param all_pages: follow the ``next`` links to the end (default:
+            when no ``limit`` is given).
+        """
+        params = {k: v for k, v in (
+            ('limit', limit), ('marker', marker), ('sort_key', sort_key),
+            ('sort_dir', sort_dir), ('name', name),
+            ('project_id', project_id), ('time_from', time_from),
+            ('time_to', time_to)) if v is not None}
+        if status:
+            params['status'] = ','.join(status)
+        if all_pages is None:
+            all_pages = limit is None
+        leases = []
+        while True:
+            body = self._call('GET', '/leases', params=params,
+                              version=LIST_VERSION)
+            page = body.get('leases', [])
+            leases.extend(page)
+            if not (all_pages and page and body.get('leases_links')):
+                return leases
+            params['marker'] = page[-1]['id']
+
+    def get(self, lease_id):
+        return self._call('GET', '/leases/%s' % _quote(lease_id))['lease']
+
+    def create(self, body):
+        return self._call('POST', '/leases', body=body)['lease']
+
+    def update(self, lease_id, body):
+        return self._call('PUT', '/leases/%s' % _quote(lease_id),
+                          body=body)['lease']
+
+    def delete(self, lease_id):
+        self._call('DELETE', '/leases/%s' % _quote(lease_id))
+
+    def find(self, name_or_id):
+        """The lease with this id, or the only one with this name."""
+        try:
+            return self.get(name_or_id)
+        except APIError as exc:
+            if exc.status != 404:
+                raise
+        matches = self.list(name=name_or_id)
+        if not matches:
+            raise NotFound('No lease with a name or id of %r exists.' %
+                           name_or_id)
+        if len(matches) > 1:
+            raise Ambiguous('%d leases are named %r; use an id: %s.' % (
+                len(matches), name_or_id,
+                ', '.join(m['id'] for m in matches)))
+        return matches[0]
+
+
+class Hosts(_Manager):
+    """/v1/os-hosts (Blazar's host API)."""
+
+    def list(self):
+        return self._call('GET', '/os-hosts')['hosts']
+
+    def get(self, host_id):
+        return self._call('GET', '/os-hosts/%s' % _quote(host_id))['host']
+
+    def create(self, body):
+        return self._call('POST', '/os-hosts', body=body)['host']
+
+    def update(self, host_id, body):
+        return self._call('PUT', '/os-hosts/%s' % _quote(host_id),
+                          body=body)['host']
+
+    def delete(self, host_id):
+        self._call('DELETE', '/os-hosts/%s' % _quote(host_id))
+
+    def find(self, name_or_id):
+        """The host with this id, or the only one with this hostname."""
+        try:
+            return self.get(name_or_id)
+        except APIError as exc:
+            # Blazar answers 400 or 404 for an id that is not a number
+            if exc.status not in (400, 404):
+                raise
+        matches = [h for h in self.list()
+                   if name_or_id in (h.get('hypervisor_hostname'),
+                                     h.get('name'))]
+        if not matches:
+            raise NotFound('No host with a name or id of %r exists.' %
+                           name_or_id)
+        if len(matches) > 1:
+            raise Ambiguous('%d hosts are named %r; use an id: %s.' % (
+                len(matches), name_or_id,
+                ', '.join(str(m['id']) for m in matches)))
+        return matches[0]
+
+    def allocations(self, lease_id=None, reservation_id=None):
+        params = {k: v for k, v in (('lease_id', lease_id),
+                                    ('reservation_id', reservation_id))
+                  if v is not None}
+        return self._call('GET', '/os-hosts/allocations',
+                          params=params)['allocations']
+
+    def allocation(self, host_id):
+        return self._call('GET', '/os-hosts/%s/allocation' %
+                          _quote(host_id))['allocation']
+
+    def properties(self, detail=False, all_properties=False):
+        params = {}
+        if detail:
+            params['detail'] = 'True'
+        if all_properties:
+            params['all'] = 'True'
+        return self._call('GET', '/os-hosts/properties',
+                          params=params)['resource_properties']
+
+    def availability(self, query):
+        """When ``count`` matching hosts are free for ``duration``."""
+        return self._call('POST', '/os-hosts/availability', body=query,
+                          version=AVAILABILITY_VERSION)['availability']
+
+    def timeline(self, query):
+        """Free matching hosts over a range, as segments."""
+        return self._call('POST', '/os-hosts/timeline', body=query,
+                          version=AVAILABILITY_VERSION)['timeline']
+
+    def set_property(self, name, private):
+        return self._call('PATCH', '/os-hosts/properties/%s' % _quote(name),
+                          body={'private': private})['resource_property']
+
+
+def _quote(value):
+    return urllib.parse.quote(str(value), safe='')
+
+
+class Client:
+    """The v1 API.
+
+    :param session: a keystoneauth1 session (its auth may be None: noauth).
+    :param endpoint: the API's URL; None to find the ``reservation``
+        service in the catalog of the session's token.
+    :param api_version: force this microversion on every call instead of
+        the one each call needs.
+    :param headers: extra headers on every request (the noauth identity).
+    """
+
+    def __init__(self, session, endpoint=None, interface=None,
+                 region_name=None, api_version=None, headers=None,
+                 user_agent='climate-cli'):
+        self.api_version = api_version
+        if endpoint is None:
+            try:
+                endpoint = session.get_endpoint(
+                    service_type=SERVICE_TYPE, interface=interface,
+                    region_name=region_name)
+            except ksa_exc.EndpointNotFound:
+                endpoint = None
+            if not endpoint:
+                raise ClientError(
+                    'The service catalog has no %r endpoint%s%s; give the '
+                    'API URL with --os-endpoint.' % (
+                        SERVICE_TYPE,
+                        ' (interface %s)' % interface if interface else '',
+                        ' in region %s' % region_name if region_name
+                        else ''))
+        self.endpoint = normalize_endpoint(endpoint)
+        self._adapter = adapter.Adapter(
+            session, service_type=SERVICE_TYPE, interface=interface,
+            region_name=region_name, endpoint_override=self.endpoint,
+            user_agent=user_agent, additional_headers=dict(headers or {}))
+        self.leases = Leases(self)
+        self.hosts = Hosts(self)
+
+    def request(self, method, path, body=None, params=None, version=None):
+        """One call; the decoded JSON answer ({} for an empty one).
+
+        :raises APIError: the API answered 4xx/5xx.
+        :raises ClientError: the API could not be reached.
+        """
+        headers = {'Accept': 'application/json'}
+        version = self.api_version or version
+        if version:
+            headers[VERSION_HEADER] = '%s %s' % (SERVICE_TYPE, version)
+        kwargs = {'headers': headers, 'raise_exc': False}
+        if body is not None:
+            kwargs['json'] = body
+        if params:
+            kwargs['params'] = params
+        try:
+            resp = self._adapter.request(path, method, **kwargs)
+        except ksa_exc.ConnectFailure as exc:
+            raise ClientError('Cannot reach the reservation API at %s: %s'
+                              % (self.endpoint, _reason(exc)))
+        except ksa_exc.ConnectTimeout as exc:
+            raise ClientError('The reservation API at %s did not answer: %s'
+                              % (self.endpoint, _reason(exc)))
+        except ksa_exc.ClientException as exc:
+            raise ClientError(str(exc))
+        if resp.status_code >= 400:
+            raise _error_from(resp)
+        if not resp.content:
+            return {}
+        try:
+            return resp.json()
+        except ValueError:
+            raise ClientError('The reservation API answered %s %s with '
+                              'something other than JSON (HTTP %d)' % (
+                                  method, path, resp.status_code))
+
+
+def _reason(exc):
+    # keystoneauth wraps urllib3's error, whose text repeats the URL
+    text = str(exc)
+    match = re.search(r'(\[Errno [^\]]*\][^"\')]*)', text)
+    return match.group(1) if match else text

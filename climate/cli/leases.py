@@ -1,0 +1,221 @@
+"""Lease commands: lease-create, -list, -show, -update, -delete."""
+
+import datetime
+
+from cliff import command
+from cliff import lister
+from cliff import show
+
+from climate.cli import calendar
+from climate.cli import common
+from climate.cli import parsing
+
+LIST_COLUMNS = ('id', 'name', 'start_date', 'end_date', 'status')
+LONG_COLUMNS = LIST_COLUMNS + ('project_id', 'degraded', 'reservations')
+SHOW_FIELDS = ('id', 'name', 'status', 'status_reason', 'start_date',
+               'end_date', 'project_id', 'user_id', 'trust_id', 'degraded',
+               'created_at', 'updated_at', 'reservations', 'events')
+SORT_KEYS = ('created_at', 'name', 'start_date', 'end_date', 'status', 'id')
+DEFAULT_LENGTH = datetime.timedelta(days=1)
+DATE_HELP = ("'now', 'YYYY-MM-DD HH:MM' (UTC) or ISO 8601 with an offset")
+
+
+def _show(lease):
+    return common.show_item(lease, SHOW_FIELDS, {
+        'reservations': common.ReservationsColumn,
+        'events': common.EventsColumn})
+
+
+class CreateLease(show.ShowOne):
+    """Create a lease: reservations for a time window."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('name', metavar='<name>',
+                            help='Name of the lease')
+        parser.add_argument(
+            '--reservation', metavar='<key=value,...>', action='append',
+            dest='reservations', default=[], required=True,
+            help='A reservation: resource_type=<type> and its parameters, '
+                 'e.g. resource_type=physical:host,min=1,max=2,'
+                 'hypervisor_properties=\'[">=", "$vcpus", "4"]\'. '
+                 'Repeat for several reservations.')
+        parser.add_argument(
+            '--start-date', metavar='<date>', default='now',
+            help='Start of the lease: %s (default: now)' % DATE_HELP)
+        parser.add_argument(
+            '--end-date', metavar='<date>',
+            help='End of the lease: %s (default: one day after the start)'
+                 % DATE_HELP)
+        parser.add_argument(
+            '--before-end-date', metavar='<date>',
+            help='When the before-end action or notice runs (default: '
+                 'the server\'s setting)')
+        return parser
+
+    def take_action(self, args):
+        reservations = [parsing.reservation(r) for r in args.reservations]
+        end = args.end_date
+        if end is None:
+            start = parsing.date(args.start_date, '--start-date')
+            end = (start + DEFAULT_LENGTH).strftime('%Y-%m-%dT%H:%M:%S')
+        body = {'name': args.name, 'start_date': args.start_date,
+                'end_date': end, 'reservations': reservations,
+                'events': []}
+        if args.before_end_date:
+            body['before_end_date'] = args.before_end_date
+        return _show(common.client_of(self).leases.create(body))
+
+
+class ListLeases(lister.Lister):
+    """List leases (all pages unless --limit is given)."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument(
+            '--status', metavar='<status>', action='append', default=[],
+            help='Only leases in this status (repeatable; e.g. ACTIVE, '
+                 'PENDING, TERMINATED, ERROR)')
+        parser.add_argument('--name', metavar='<name>',
+                            help='Only leases with exactly this name')
+        parser.add_argument(
+            '--project-id', metavar='<project>',
+            help='Leases of this project (admins only)')
+        parser.add_argument(
+            '--time-from', metavar='<date>',
+            help='Only leases still running at or after this date')
+        parser.add_argument(
+            '--time-to', metavar='<date>',
+            help='Only leases starting before this date')
+        parser.add_argument('--sort-key', choices=SORT_KEYS,
+                            help='Sort on this field (default: created_at)')
+        parser.add_argument('--sort-dir', choices=('asc', 'desc'),
+                            help='Sort direction (default: asc)')
+        parser.add_argument(
+            '--limit', metavar='<n>', type=int,
+            help='Show at most this many leases (one page)')
+        parser.add_argument(
+            '--marker', metavar='<lease id>',
+            help='Start after this lease (the last of the previous page)')
+        parser.add_argument('--long', action='store_true',
+                            help='More columns')
+        return parser
+
+    def take_action(self, args):
+        if args.limit is not None and args.limit < 1:
+            raise parsing.BadArgument('--limit must be a positive integer')
+        leases = common.client_of(self).leases.list(
+            limit=args.limit, marker=args.marker, sort_key=args.sort_key,
+            sort_dir=args.sort_dir, status=[s.upper() for s in args.status],
+            name=args.name, project_id=args.project_id,
+            time_from=args.time_from, time_to=args.time_to)
+        cols = LONG_COLUMNS if args.long else LIST_COLUMNS
+        columns, rows = common.list_items(leases, cols)
+        if args.long:
+            index = cols.index('reservations')
+            rows = [r[:index] + (common.ReservationsColumn(
+                leases[n].get('reservations')),) + r[index + 1:]
+                for n, r in enumerate(rows)]
+        return columns, rows
+
+
+class ShowLease(show.ShowOne):
+    """Show a lease; --timeline draws it and its hosts across time."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('lease', metavar='<lease>',
+                            help='Name or id of the lease')
+        parser.add_argument(
+            '--timeline', action='store_true',
+            help='Print a text chart of the lease and of its hosts across '
+                 'time instead of its fields')
+        parser.add_argument(
+            '--width', type=int, default=80, metavar='<columns>',
+            help='Width of the --timeline chart (default: 80)')
+        return parser
+
+    def run(self, args):
+        if not args.timeline:
+            return super().run(args)
+        client = common.client_of(self)
+        lease = client.leases.find(args.lease)
+        self.app.stdout.write(calendar.lease_chart(
+            client, lease, common.utcnow(), width=args.width))
+        return 0
+
+    def take_action(self, args):
+        return _show(common.client_of(self).leases.find(args.lease))
+
+
+class UpdateLease(show.ShowOne):
+    """Change a lease: rename, move its dates, change reservations."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('lease', metavar='<lease>',
+                            help='Name or id of the lease')
+        parser.add_argument('--name', metavar='<name>', help='New name')
+        end = parser.add_mutually_exclusive_group()
+        end.add_argument('--end-date', metavar='<date>',
+                         help='New end: %s' % DATE_HELP)
+        end.add_argument('--prolong-for', metavar='<duration>',
+                         help='Move the end later by this much: 30m, 2h, '
+                              '1d, 1w or seconds')
+        end.add_argument('--reduce-by', metavar='<duration>',
+                         help='Move the end earlier by this much')
+        start = parser.add_mutually_exclusive_group()
+        start.add_argument('--start-date', metavar='<date>',
+                           help='New start (leases not started yet): %s' %
+                           DATE_HELP)
+        start.add_argument('--defer-by', metavar='<duration>',
+                           help='Move the start later by this much')
+        start.add_argument('--advance-by', metavar='<duration>',
+                           help='Move the start earlier by this much')
+        parser.add_argument('--before-end-date', metavar='<date>',
+                            help='New time of the before-end action')
+        parser.add_argument(
+            '--reservation', metavar='<id=...,key=value,...>',
+            action='append', dest='reservations', default=[],
+            help='New parameters of a reservation, picked by id=<id> '
+                 '(optional when the lease has one reservation); '
+                 'repeatable')
+        return parser
+
+    def take_action(self, args):
+        client = common.client_of(self)
+        body = {}
+        for field in ('name', 'end_date', 'start_date', 'before_end_date'):
+            if getattr(args, field) is not None:
+                body[field] = getattr(args, field)
+        for field in ('prolong_for', 'reduce_by', 'defer_by', 'advance_by'):
+            value = getattr(args, field)
+            if value is not None:
+                option = '--' + field.replace('_', '-')
+                # checked here so the message names the option
+                parsing.duration(value, option)
+                body[field] = value
+        if not body and not args.reservations:
+            raise parsing.BadArgument(
+                'Nothing to change: give --name, a date option or '
+                '--reservation.')
+        lease = client.leases.find(args.lease)
+        if args.reservations:
+            body['reservations'] = [parsing.reservation_change(r, lease)
+                                    for r in args.reservations]
+        return _show(client.leases.update(lease['id'], body))
+
+
+class DeleteLease(command.Command):
+    """Delete leases (their reservations end now)."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('leases', metavar='<lease>', nargs='+',
+                            help='Name or id of a lease')
+        return parser
+
+    def take_action(self, args):
+        common.delete_each(self, 'lease', args.leases,
+                           common.client_of(self).leases,
+                           lambda lease: lease['name'])

@@ -1,0 +1,1 @@
+"""``physical:host``: whole compute hosts, reserved for a time window."""

@@ -1,0 +1,334 @@
+"""The host inventory and availability behind ``/v1/os-hosts``.
+
+Called by the manager's RPC endpoint (``climate.manager.hosts``); bodies
+and answers are Blazar's:
+
+* a host is shown with its facts and its extra capabilities flattened as
+  top-level keys (``{"id": "1", "hypervisor_hostname": ..., "gpu":
+  "True"}``);
+* create takes ``name`` (the hypervisor name) and extra capabilities as
+  top-level keys; with the ``static`` backend the fact keys
+  (:data:`STATIC_FACTS`) set the host's facts instead;
+* update takes extra capabilities, top-level or under ``values``; a null
+  value removes one.
+"""
+
+import datetime
+
+from climate import dates
+from climate.db import api as db_api
+from climate.db import hosts as db_hosts
+from climate import exceptions
+from climate.plugins.physical_host import plugin as host_plugin
+from climate.scheduling import hosts as sched
+
+#: Facts the operator gives with the static backend (Nova reports them).
+STATIC_FACTS = ('service_name', 'vcpus', 'memory_mb', 'local_gb',
+                'cpu_info', 'hypervisor_type', 'hypervisor_version')
+_INT_FACTS = ('vcpus', 'memory_mb', 'local_gb', 'hypervisor_version')
+#: Keys a host view shows itself: never extra capabilities.
+RESERVED_KEYS = ('id', 'name', 'hypervisor_hostname', 'trust_id',
+                 'reservable', 'disabled', 'created_at', 'updated_at',
+                 'values') + STATIC_FACTS
+MAX_KEY = 255
+MAX_VALUE = 255
+MAX_CAPABILITIES = 64
+MAX_WINDOWS = 20
+MAX_TIMELINE = datetime.timedelta(days=366)
+
+
+def host_view(row, capabilities):
+    body = dict(capabilities)
+    body.update({
+        'id': str(row.id),
+        'hypervisor_hostname': row.hypervisor_hostname,
+        'service_name': row.service_name,
+        'vcpus': row.vcpus,
+        'memory_mb': row.memory_mb,
+        'local_gb': row.local_gb,
+        'cpu_info': row.cpu_info,
+        'hypervisor_type': row.hypervisor_type,
+        'hypervisor_version': row.hypervisor_version,
+        'trust_id': row.trust_id,
+        'reservable': row.reservable,
+        'disabled': row.disabled,
+        'created_at': dates.format(row.created_at),
+        'updated_at': dates.format(row.updated_at),
+    })
+    return body
+
+
+def _capabilities(values, allow_null):
+    if len(values) > MAX_CAPABILITIES:
+        raise exceptions.InvalidInput(
+            reason='a host takes at most %d extra capabilities' %
+            MAX_CAPABILITIES)
+    out = {}
+    for key, value in values.items():
+        if not isinstance(key, str) or not key or len(key) > MAX_KEY or \
+                key.startswith('$'):
+            raise exceptions.InvalidInput(
+                reason='extra capability names are 1 to %d characters, not '
+                       'starting with $: %r' % (MAX_KEY, key))
+        if key in RESERVED_KEYS:
+            raise exceptions.InvalidInput(
+                reason='%s is a host field, not an extra capability' % key)
+        if value is None and allow_null:
+            out[key] = None
+            continue
+        if isinstance(value, bool):
+            value = str(value)
+        if not isinstance(value, (str, int, float)) or \
+                len(str(value)) > MAX_VALUE:
+            raise exceptions.InvalidInput(
+                reason='extra capability %s must be a string or number of at '
+                       'most %d characters' % (key, MAX_VALUE))
+        out[key] = str(value)
+    return out
+
+
+def _static_facts(body):
+    facts = {}
+    for key in STATIC_FACTS:
+        if key not in body:
+            continue
+        value = body.pop(key)
+        if key in _INT_FACTS:
+            if isinstance(value, bool) or not isinstance(
+                    value, (int, str)) or not str(value).strip().isdigit():
+                raise exceptions.InvalidInput(
+                    reason='%s must be a whole number, not %r' % (key, value))
+            value = int(value)
+            if value > 2 ** 53:
+                raise exceptions.InvalidInput(reason='%s is too large' % key)
+        elif value is not None:
+            if not isinstance(value, str) or len(value) > MAX_VALUE:
+                raise exceptions.InvalidInput(
+                    reason='%s must be a string of at most %d characters' % (
+                        key, MAX_VALUE))
+        facts[key] = value
+    return facts
+
+
+class Inventory:
+    """Domain operations on hosts; ``plugin`` is the loaded
+    :class:`~climate.plugins.physical_host.plugin.PhysicalHostPlugin`."""
+
+    def __init__(self, plugin):
+        self.plugin = plugin
+
+    @property
+    def backend(self):
+        return self.plugin.backend
+
+    # -- hosts ----------------------------------------------------------------
+
+    def list(self, ctx):
+        """Every host, capabilities flattened."""
+        return [host_view(h, caps) for h, caps in db_hosts.host_list(ctx)]
+
+    def get(self, ctx, host_id):
+        return host_view(*db_hosts.host_get(ctx, host_id))
+
+    @db_api.retry_on_deadlock
+    def create(self, ctx, body):
+        """Add a host the cloud knows and that runs no server.
+
+        :raises HostNotFound: unknown to the backend (404).
+        :raises HostHasServers: servers run on it (409).
+        :raises HostAlreadyExists: already in the inventory (409).
+        """
+        body = dict(body)
+        name = body.pop('name', None)
+        if not isinstance(name, str) or not name.strip() or \
+                len(name) > MAX_KEY:
+            raise exceptions.InvalidInput(
+                reason='name (the hypervisor host name) is required, a '
+                       'string of at most %d characters' % MAX_KEY)
+        name = name.strip()
+        given = _static_facts(body) if self.backend.name == 'static' else {}
+        capabilities = _capabilities(body, allow_null=False)
+        facts = dict(self.backend.describe_host(name))
+        facts.update(given)
+        if self.backend.host_has_servers(facts):
+            raise exceptions.HostHasServers(host=name)
+        with db_api.writer(ctx):
+            host_id = db_hosts.host_create(ctx, facts, capabilities)
+            # last: a failed enroll rolls the row back, and a retried
+            # create finds the host enrolled already (idempotent)
+            self.backend.enroll(dict(facts, id=host_id))
+        return self.get(ctx, host_id)
+
+    def update(self, ctx, host_id, body):
+        """Set or (with null) remove extra capabilities."""
+        values = body.get('values') if set(body) == {'values'} else body
+        if not isinstance(values, dict):
+            raise exceptions.InvalidInput(reason='values must be an object')
+        for key in values:
+            if key in STATIC_FACTS or key in ('name', 'hypervisor_hostname'):
+                raise exceptions.InvalidInput(
+                    reason='%s is a fact of the host; it cannot be changed' %
+                    key)
+        db_hosts.host_update_capabilities(
+            ctx, host_id, _capabilities(values, allow_null=True))
+        return self.get(ctx, host_id)
+
+    @db_api.retry_on_deadlock
+    def delete(self, ctx, host_id):
+        """Remove a host no reservation holds (else HostAllocated, 409)."""
+        with db_api.writer(ctx):
+            row = db_hosts.host_delete(ctx, host_id)
+            self.backend.withdraw(host_plugin.host_facts(row))
+
+    # -- allocations ----------------------------------------------------------
+
+    @staticmethod
+    def _allocation_view(host_id, rows):
+        return {'resource_id': str(host_id), 'reservations': [
+            {'id': res_id, 'lease_id': lease_id,
+             'start_date': dates.format(start),
+             'end_date': dates.format(end)}
+            for _h, res_id, lease_id, start, end in rows]}
+
+    def allocations(self, ctx, lease_id=None, reservation_id=None):
+        """Per host, the reservations holding it (Blazar's shape)."""
+        by_host = {}
+        for row in db_hosts.allocations_list(
+                ctx, lease_id=lease_id, reservation_id=reservation_id):
+            by_host.setdefault(row[0], []).append(row)
+        return [self._allocation_view(h, rows)
+                for h, rows in sorted(by_host.items())]
+
+    def allocation(self, ctx, host_id, lease_id=None, reservation_id=None):
+        host = db_hosts.host_row(ctx, host_id)
+        return self._allocation_view(host.id, db_hosts.allocations_list(
+            ctx, host_id=host.id, lease_id=lease_id,
+            reservation_id=reservation_id))
+
+    # -- properties -----------------------------------------------------------
+
+    def properties(self, ctx, detail=False, include_private=False):
+        out = []
+        for prop, values in db_hosts.property_list(ctx, include_private):
+            item = {'property': prop.property_name}
+            if detail:
+                item.update({'private': prop.private, 'values': values})
+            out.append(item)
+        return out
+
+    def set_property(self, ctx, name, body):
+        unknown = set(body) - {'private'}
+        if unknown or not isinstance(body.get('private'), bool):
+            raise exceptions.InvalidInput(
+                reason='send {"private": true} or {"private": false}')
+        prop = db_hosts.property_set_private(ctx, name, body['private'])
+        return {'id': str(prop.id), 'resource_type': prop.resource_type,
+                'property_name': prop.property_name,
+                'private': prop.private,
+                'created_at': dates.format(prop.created_at),
+                'updated_at': dates.format(prop.updated_at)}
+
+    # -- availability ---------------------------------------------------------
+
+    @staticmethod
+    def _query_filters(query):
+        params = {k: query.get(k) or '' for k in ('hypervisor_properties',
+                                                  'resource_properties')}
+        for key, value in params.items():
+            if not isinstance(value, str):
+                raise exceptions.InvalidInput(
+                    reason='%s must be a JSON filter in a string' % key)
+        host_plugin.parse_filters(params)
+        return params
+
+    def availability(self, ctx, query):
+        """The earliest windows where ``count`` matching hosts are free for
+        ``duration``, between ``earliest_start`` and ``latest_end``.
+
+        Answers counts and times only, never hosts or leases: any project
+        may ask.
+        """
+        allowed = {'count', 'duration', 'earliest_start', 'latest_end',
+                   'hypervisor_properties', 'resource_properties', 'limit'}
+        _refuse_unknown(query, allowed)
+        now = dates.utcnow()
+        count = host_plugin._count(dict(count=query.get('count', 1)),
+                                   'count')
+        if query.get('duration') is None:
+            raise exceptions.InvalidInput(reason='duration is required '
+                                                 '(e.g. "4h")')
+        duration = dates.parse_duration(query['duration'], 'duration')
+        if duration <= datetime.timedelta(0):
+            raise exceptions.InvalidInput(reason='duration must be positive')
+        earliest = max(now, dates.parse(query.get('earliest_start') or 'now',
+                                        'earliest_start', now))
+        latest = None
+        if query.get('latest_end') is not None:
+            latest = dates.parse(query['latest_end'], 'latest_end', now)
+            if latest < earliest + duration:
+                raise exceptions.InvalidInput(
+                    reason='latest_end leaves no room for duration after '
+                           'earliest_start')
+        limit = query.get('limit', 5)
+        if isinstance(limit, bool) or not isinstance(limit, int) or \
+                not 1 <= limit <= MAX_WINDOWS:
+            raise exceptions.InvalidInput(
+                reason='limit must be a whole number from 1 to %d' %
+                MAX_WINDOWS)
+        try:
+            earliest + duration
+        except OverflowError:
+            raise exceptions.InvalidInput(
+                reason='duration reaches beyond the calendar')
+        matching = self.plugin.matching(ctx, self._query_filters(query))
+        windows, searched_until = host_plugin.search_windows(
+            ctx, matching, count, duration, earliest, latest, limit)
+        return {'count': count,
+                'duration': int(duration.total_seconds()),
+                'earliest_start': dates.format(earliest),
+                'latest_end': dates.format(latest),
+                'matching_hosts': len(matching),
+                'searched_until': dates.format(searched_until),
+                'windows': [{'start': dates.format(w['start']),
+                             'end': dates.format(w['end']),
+                             'latest_start': dates.format(w['latest_start']),
+                             'hosts_free': w['hosts_free']}
+                            for w in windows]}
+
+    def timeline(self, ctx, query):
+        """Free matching hosts over ``[time_from, time_to)``, as segments
+        of constant count."""
+        allowed = {'time_from', 'time_to', 'hypervisor_properties',
+                   'resource_properties'}
+        _refuse_unknown(query, allowed)
+        now = dates.utcnow()
+        for key in ('time_from', 'time_to'):
+            if query.get(key) is None:
+                raise exceptions.InvalidInput(reason='%s is required' % key)
+        time_from = dates.parse(query['time_from'], 'time_from', now)
+        time_to = dates.parse(query['time_to'], 'time_to', now)
+        if time_to <= time_from:
+            raise exceptions.InvalidInput(
+                reason='time_to must be later than time_from')
+        if time_to - time_from > MAX_TIMELINE:
+            raise exceptions.InvalidInput(
+                reason='a timeline covers at most %d days' %
+                MAX_TIMELINE.days)
+        matching = self.plugin.matching(ctx, self._query_filters(query))
+        busy = db_hosts.busy_intervals(ctx, matching, time_from, time_to)
+        return {'time_from': dates.format(time_from),
+                'time_to': dates.format(time_to),
+                'matching_hosts': len(matching),
+                'segments': [{'start': dates.format(s['start']),
+                              'end': dates.format(s['end']),
+                              'free': s['free']}
+                             for s in sched.timeline(matching, busy,
+                                                     time_from, time_to)]}
+
+
+def _refuse_unknown(query, allowed):
+    unknown = set(query) - allowed
+    if unknown:
+        raise exceptions.InvalidInput(
+            reason='unknown field(s) %s; accepted: %s' % (
+                ', '.join(sorted(unknown)), ', '.join(sorted(allowed))))

@@ -1,0 +1,567 @@
+"""The ``physical:host`` resource plugin: allocation, start/end, healing.
+
+A reservation asks for ``min`` to ``max`` hosts matching
+``hypervisor_properties`` (host facts) and ``resource_properties`` (extra
+capabilities), both in the filter language of
+``climate.scheduling.filters``.  It holds one ``computehost_allocations``
+row per host, with the lease window copied in.
+
+**Allocation never double-books** (DESIGN.md decision 2).  Inside the
+lease transaction the allocator
+
+1. reads the best-fitting free matching hosts
+   (``db.hosts.free_candidates``: three statements reading only the
+   allocations near the window, ranked by the rule of
+   ``climate.scheduling.hosts.choose``);
+2. locks the picked host rows (``SELECT ... FOR UPDATE``, in id order);
+3. re-reads, with a locking read, whether any of them got an overlapping
+   allocation meanwhile (a concurrent allocator that held the lock has
+   committed by now) and drops those, picking again for what is missing;
+4. writes the allocations, committed with the lease.
+
+Every writer of a host's allocations holds that host's row lock until it
+commits, so two overlapping allocations of one host can never both
+commit.  On SQLite, writers are serialized by ``BEGIN IMMEDIATE``.
+
+**Start and end run inside the event transaction**, which holds the lease
+row lock while the backend moves hosts (seconds with Nova).  That is
+accepted: only this lease waits (its update/delete answer 409 "busy"
+meanwhile), other leases' events run on other workers, and the backend
+steps are idempotent, so a crash or rollback after a cloud change is
+finished by the retry.
+"""
+
+import collections
+import datetime
+import threading
+
+from oslo_config import cfg
+from oslo_log import log as logging
+
+from climate import dates
+from climate.db import api as db_api
+from climate.db import hosts as db_hosts
+from climate import exceptions
+from climate.plugins import base
+from climate.plugins.physical_host import backends
+from climate.scheduling import filters
+from climate.scheduling import hosts as sched
+from climate import states
+
+LOG = logging.getLogger(__name__)
+CONF = cfg.CONF
+
+RESOURCE_TYPE = 'physical:host'
+PARAMS = ('min', 'max', 'hypervisor_properties', 'resource_properties',
+          'before_end')
+BEFORE_END_ACTIONS = ('', 'default', 'snapshot')
+#: Most hosts one reservation may ask for.
+MAX_HOSTS = 10000
+#: Rounds of pick-lock-recheck before giving up under contention.
+ALLOCATION_ROUNDS = 10
+#: Replacements a healing pass tries for one lost host.
+HEAL_CANDIDATES = 10
+#: Filters whose matching hosts a manager keeps (MatchCache).
+MATCH_CACHE_SIZE = 256
+
+
+def parse_view_date(text):
+    """A date as ``climate.manager.views`` renders it."""
+    return datetime.datetime.strptime(text, dates.OUTPUT_FORMAT)
+
+
+def _count(params, key):
+    value = params.get(key)
+    if isinstance(value, bool) or value is None:
+        number = None
+    elif isinstance(value, int):
+        number = value
+    elif isinstance(value, str) and value.strip().isdigit():
+        number = int(value)
+    else:
+        number = None
+    if number is None or not 1 <= number <= MAX_HOSTS:
+        raise exceptions.InvalidInput(
+            reason='%s must be a whole number from 1 to %d, not %r' % (
+                key, MAX_HOSTS, value))
+    return number
+
+
+def parse_filters(params):
+    """The two filter trees of a reservation's (validated) parameters."""
+    return (filters.parse(params.get('hypervisor_properties'),
+                          'hypervisor_properties', db_hosts.FACTS),
+            filters.parse(params.get('resource_properties'),
+                          'resource_properties'))
+
+
+def host_facts(row):
+    """A host row as the backends see it."""
+    return {'id': row.id, 'hypervisor_hostname': row.hypervisor_hostname,
+            'service_name': row.service_name, 'vcpus': row.vcpus,
+            'memory_mb': row.memory_mb, 'local_gb': row.local_gb,
+            'cpu_info': row.cpu_info, 'hypervisor_type': row.hypervisor_type,
+            'hypervisor_version': row.hypervisor_version}
+
+
+#: First stretch of time the availability search reads; it grows fourfold
+#: until enough windows are certain, then reads everything.
+SEARCH_HORIZON = datetime.timedelta(days=7)
+SEARCH_HORIZON_MAX = datetime.timedelta(days=3 * 365)
+
+
+def search_windows(ctx, matching, count, duration, earliest,
+                   latest_end=None, limit=5, exclude_reservation=None):
+    """``climate.scheduling.hosts.free_windows`` over the allocations of
+    the hosts ``matching`` (ids).
+
+    Reads the allocations of a growing horizon rather than all of them:
+    allocations starting after the horizon cannot change a window that
+    closes before it.  The search stops once ``limit`` windows are found,
+    or once a stretch of feasible starts runs into the horizon: its start
+    is certain, its end is not, so its ``latest_start`` is None.
+
+    :returns: ``(windows, searched_until)``; ``searched_until`` is None
+        when every allocation was read.
+    """
+    horizon = max(SEARCH_HORIZON, 4 * duration)
+    while True:
+        bound = earliest + horizon if horizon < SEARCH_HORIZON_MAX else None
+        if bound is not None and latest_end is not None and \
+                bound >= latest_end:
+            bound = None
+        last = latest_end if bound is None else bound
+        busy = db_hosts.busy_intervals(ctx, matching, earliest, last,
+                                       exclude_reservation)
+        windows = sched.free_windows(matching, busy, count, duration,
+                                     earliest, last, limit)
+        if bound is None:
+            return windows, None
+        if windows and windows[-1]['latest_start'] + duration >= bound:
+            windows[-1]['latest_start'] = None
+            return windows, bound
+        if len(windows) >= limit:
+            return windows, bound
+        horizon *= 4
+
+
+class MatchCache:
+    """Which hosts a filter matches, per inventory version.
+
+    Matching a filter against the capability table costs a few
+    milliseconds per thousand hosts; the answer changes only when the
+    inventory does (a host added, removed, re-tagged, down or up), which
+    bumps ``computehost_inventory_version`` in the same transaction.  A
+    lookup reads that counter (a primary-key read) and reuses the ids
+    found at the same version, in this manager process; an LRU of
+    :data:`MATCH_CACHE_SIZE` filters.  The read is in the caller's
+    transaction, so the ids agree with what it sees of the inventory.
+    """
+
+    def __init__(self, size=None):
+        self._size = size or MATCH_CACHE_SIZE
+        self._lock = threading.Lock()
+        self._items = collections.OrderedDict()
+
+    def get(self, ctx, params):
+        key = (params.get('hypervisor_properties') or '',
+               params.get('resource_properties') or '')
+        version = db_hosts.inventory_version(ctx)
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is not None and hit[0] == version:
+                self._items.move_to_end(key)
+                return hit[1]
+        ids = tuple(db_hosts.matching_host_ids(
+            ctx, db_hosts.host_filter(ctx, *parse_filters(params))))
+        with self._lock:
+            self._items[key] = (version, ids)
+            self._items.move_to_end(key)
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+        return ids
+
+
+def _fmt(when):
+    return when.strftime('%Y-%m-%d %H:%M:%S') if when else None
+
+
+class PhysicalHostPlugin(base.ResourcePlugin):
+    resource_type = RESOURCE_TYPE
+    description = 'Whole compute hosts, chosen by count and properties.'
+
+    def __init__(self, owner=None):
+        super().__init__(owner)
+        self._backend = None
+        self._matches = MatchCache()
+
+    @property
+    def backend(self):
+        """The inventory backend (``[hosts] inventory``), made on first
+        use so that loading the plugin never calls a cloud."""
+        if self._backend is None:
+            self._backend = backends.load(CONF)
+        return self._backend
+
+    @property
+    def heal_interval(self):
+        """Seconds between two :meth:`heal` runs (0: never).  The static
+        inventory never reports a host down: nothing to heal there."""
+        if CONF.hosts.inventory == 'static':
+            return 0
+        return CONF.hosts.healing_interval
+
+    # -- parameters ----------------------------------------------------------
+
+    def validate(self, params):
+        """Check ``min``/``max``, the filters and ``before_end``.
+
+        :returns: the parameters with ``min``/``max`` as integers and the
+            filters as given (strings), every key present.
+        """
+        unknown = sorted(set(params) - set(PARAMS))
+        if unknown:
+            raise exceptions.InvalidInput(
+                reason='%s: not a physical:host parameter; accepted: %s' % (
+                    ', '.join(unknown), ', '.join(PARAMS)))
+        low, high = _count(params, 'min'), _count(params, 'max')
+        if low > high:
+            raise exceptions.InvalidInput(
+                reason='min (%d) must not be more than max (%d)' % (low,
+                                                                    high))
+        out = {'min': low, 'max': high}
+        for key in ('hypervisor_properties', 'resource_properties'):
+            value = params.get(key)
+            if value is not None and not isinstance(value, str):
+                raise exceptions.InvalidInput(
+                    reason='%s must be a JSON filter in a string, e.g. '
+                           '\'["=", "$memory_mb", "4096"]\'' % key)
+            out[key] = value or ''
+        parse_filters(out)
+        before_end = params.get('before_end') or 'default'
+        if before_end not in BEFORE_END_ACTIONS:
+            raise exceptions.InvalidInput(
+                reason="before_end must be 'default' or 'snapshot', not %r" %
+                before_end)
+        out['before_end'] = before_end
+        return out
+
+    # -- allocation -----------------------------------------------------------
+
+    def matching(self, ctx, params):
+        """Ids of the reservable hosts matching the filters of ``params``
+        (cached per inventory version: see :class:`MatchCache`)."""
+        return self._matches.get(ctx, params)
+
+    def _allocate(self, ctx, reservation_id, lease_id, matching, start, end,
+                  need, want, exclude_reservation=None, skip=()):
+        """Pick, lock, re-check and write up to ``want`` (at least
+        ``need``) hosts over ``[start, end)``; returns their ids, or None
+        when fewer than ``need`` can be had."""
+        accepted = []
+        skip = set(skip)
+        for _round in range(ALLOCATION_ROUNDS):
+            missing = want - len(accepted)
+            if missing <= 0:
+                break
+            rows, free = db_hosts.free_candidates(
+                ctx, matching, start, end, missing,
+                sched.fit_horizon(start, end), exclude_reservation,
+                skip | set(accepted))
+            if free + len(accepted) < need:
+                return None
+            if not rows:
+                break
+            # ranked by the choice rule already
+            chosen = [row[0] for row in rows]
+            locked = db_hosts.lock_hosts(ctx, chosen)
+            lost = (set(chosen) - locked) | db_hosts.overlapping_hosts(
+                ctx, locked, start, end, exclude_reservation)
+            accepted.extend(h for h in chosen if h not in lost)
+            skip |= lost
+            if not lost:
+                break
+        if len(accepted) < need:
+            return None
+        db_hosts.allocations_add(ctx, reservation_id, lease_id, accepted,
+                                 start, end)
+        return accepted
+
+    def _not_enough(self, ctx, matching, count, start, end,
+                    exclude_reservation=None, what=None):
+        """NotEnoughHosts saying how many match, how many are free and the
+        earliest start with ``count`` free for as long."""
+        busy = db_hosts.busy_intervals(ctx, matching, start, end,
+                                       exclude_reservation)
+        free = sum(1 for h in matching
+                   if not any(s < end and e > start
+                              for s, e in busy.get(h, ())))
+        if len(matching) < count:
+            later = 'never: only %d host(s) match' % len(matching)
+        else:
+            windows, _until = search_windows(
+                ctx, matching, count, end - start, start, limit=1,
+                exclude_reservation=exclude_reservation)
+            when = windows[0]['start'] if windows else None
+            later = ('from %s UTC' % _fmt(when) if when else
+                     'not within the calendar')
+        return exceptions.NotEnoughHosts(
+            reason='%s%d host(s) match the filters and %d of them are free '
+                   'from %s to %s UTC; %d needed. %d would be free for as '
+                   'long %s.' % (
+                       (what + ': ') if what else '', len(matching), free,
+                       _fmt(start), _fmt(end), count, count, later),
+            matching=len(matching), free=free,
+            earliest_start=later)
+
+    def reserve(self, ctx, lease, reservation):
+        """Allocate ``min``..``max`` hosts over the lease window (best fit);
+        NotEnoughHosts (409) when fewer than ``min`` are free."""
+        start = parse_view_date(lease['start_date'])
+        end = parse_view_date(lease['end_date'])
+        matching = self.matching(ctx, reservation)
+        got = self._allocate(ctx, reservation['id'], lease['id'], matching,
+                             start, end, reservation['min'],
+                             reservation['max'])
+        if got is None:
+            raise self._not_enough(ctx, matching, reservation['min'], start,
+                                   end)
+        LOG.debug('Reservation %s holds hosts %s', reservation['id'], got)
+        return reservation['id']
+
+    def update(self, ctx, old_lease, lease, reservation, new_params):
+        """Move, resize or re-filter a reservation; the lease stays as it
+        was (the transaction rolls back) when that is impossible.
+
+        Pending: hosts that still match and stay free are kept, the others
+        released, and new ones picked as needed.  Active: the start is
+        fixed and the hosts carry servers, so every current host must stay
+        free over the new window (else 409 with the longest extension
+        possible), the filters cannot change and ``max`` cannot drop below
+        the hosts held; missing hosts are added and joined to the
+        reservation's aggregate at once.
+        """
+        res_id = reservation['id']
+        old_start = parse_view_date(old_lease['start_date'])
+        old_end = parse_view_date(old_lease['end_date'])
+        start = parse_view_date(lease['start_date'])
+        end = parse_view_date(lease['end_date'])
+        params = dict(new_params)
+        low, high = params['min'], params['max']
+        refiltered = any(params.get(k, '') != reservation.get(k, '')
+                         for k in ('hypervisor_properties',
+                                   'resource_properties'))
+        matching = self.matching(ctx, params)
+        current = [a.computehost_id
+                   for a in db_hosts.allocations_of(ctx, res_id)]
+        active = reservation['status'] == states.RES_ACTIVE
+
+        locked = db_hosts.lock_hosts(ctx, current) if current else set()
+        # an active lease's past is settled: only what is to come can clash
+        since = max(start, dates.utcnow()) if active else start
+        clash = db_hosts.overlapping_hosts(ctx, current, since, end,
+                                           res_id) if current else set()
+        if active:
+            if refiltered:
+                raise exceptions.Conflict(
+                    reason='the filters of an active reservation cannot '
+                           'change; its hosts are in use')
+            if len(current) > high:
+                raise exceptions.Conflict(
+                    reason='reservation %s holds %d hosts; an active '
+                           'reservation cannot shrink below them (max %d)' %
+                    (res_id, len(current), high))
+            if clash:
+                raise self._longest_extension(ctx, res_id, current, old_end,
+                                              end)
+            keep = current
+        else:
+            still = set(matching) if refiltered else set(current)
+            keep = [h for h in current
+                    if h in locked and h in still and h not in clash]
+            keep = keep[:high]
+        dropped = [h for h in current if h not in keep]
+        if dropped:
+            db_hosts.allocations_remove(ctx, res_id, dropped)
+        if (start, end) != (old_start, old_end):
+            db_hosts.allocations_move(
+                ctx, res_id, None if start == old_start else start, end)
+        added = []
+        if len(keep) < high:
+            need = max(0, low - len(keep))
+            # hosts added to an active lease are held from now on
+            added = self._allocate(ctx, res_id, lease['id'], matching, since,
+                                   end, need, high - len(keep),
+                                   exclude_reservation=res_id,
+                                   skip=set(current))
+            if added is None:
+                raise self._not_enough(
+                    ctx, matching, low, since, end, exclude_reservation=res_id,
+                    what='cannot %s reservation %s' % (
+                        'grow' if active else 'move', res_id))
+        if active and added:
+            self.backend.replace(res_id, lease['project_id'], [],
+                                 [host_facts(h) for h in
+                                  db_hosts.hosts_by_ids(ctx, added)])
+        return params
+
+    def _longest_extension(self, ctx, res_id, host_ids, old_end, wanted_end):
+        busy = {}
+        for host_id, other, _lease, start, end in \
+                db_hosts.allocations_list(ctx, time_from=old_end):
+            if host_id in host_ids and other != res_id:
+                busy.setdefault(host_id, []).append((start, end))
+        limits = [sched.free_until(busy.get(h, ()), old_end)
+                  for h in host_ids]
+        limits = [x for x in limits if x is not None]
+        latest = min(limits) if limits else None
+        return exceptions.NotEnoughHosts(
+            reason='reservation %s cannot run until %s UTC: its hosts are '
+                   'reserved by other leases from %s UTC; it can end at '
+                   '%s UTC at the latest' % (
+                       res_id, _fmt(wanted_end), _fmt(latest), _fmt(latest)))
+
+    def delete(self, ctx, lease, reservation):
+        """Release the reservation's hosts."""
+        db_hosts.allocations_remove(ctx, reservation['id'])
+
+    # -- events ---------------------------------------------------------------
+
+    def _hosts(self, ctx, reservation_id):
+        ids = [a.computehost_id
+               for a in db_hosts.allocations_of(ctx, reservation_id)]
+        return [host_facts(h) for h in db_hosts.hosts_by_ids(ctx, ids)]
+
+    def on_start(self, ctx, lease, reservation, event):
+        """Hand the hosts to the project (backend ``start``)."""
+        self.backend.start(reservation['id'], lease['project_id'],
+                           self._hosts(ctx, reservation['id']))
+
+    def before_end(self, ctx, lease, reservation, event):
+        """``before_end: snapshot``: snapshot the servers on the hosts."""
+        if reservation.get('before_end') == 'snapshot':
+            self.backend.snapshot(reservation['id'],
+                                  self._hosts(ctx, reservation['id']))
+
+    def on_end(self, ctx, lease, reservation, event=None):
+        """Take the hosts back (backend ``end``) and free them."""
+        self.backend.end(reservation['id'],
+                         self._hosts(ctx, reservation['id']))
+        db_hosts.allocations_remove(ctx, reservation['id'])
+
+    # -- healing --------------------------------------------------------------
+
+    def heal(self, ctx):
+        """Replace hosts that went down inside pending or active
+        reservations; flag those that cannot be healed.
+
+        Hosts the backend reports down become unreservable; each of their
+        allocations still to come moves to a free matching host (joined to
+        the aggregate at once when the reservation is active) and the
+        reservation gets ``resources_changed``; without such a host it gets
+        ``missing_resources`` and its lease ``degraded``.  Hosts back up
+        become reservable again, which clears the flag of reservations
+        left with no down host.  Returns the ids of the reservations it
+        changed.
+        """
+        now = dates.utcnow()
+        # every host, not only those in use: a replacement must be up too
+        # (one backend call whatever the count: Nova lists its services)
+        watched = {h.id: h for h in db_hosts.all_hosts(ctx)}
+        if not watched:
+            return []
+        down_names = {h['hypervisor_hostname'] for h in
+                      self.backend.down_hosts([host_facts(h) for h in
+                                               watched.values()])}
+        down = {i for i, h in watched.items()
+                if h.hypervisor_hostname in down_names}
+        with db_api.writer(ctx):
+            db_hosts.host_set_reservable(ctx, sorted(down), False)
+            db_hosts.host_set_reservable(
+                ctx, sorted(set(watched) - down), True)
+        changed = set()
+        for alloc, res, lease in db_hosts.allocations_on_hosts(
+                ctx, sorted(down), now):
+            try:
+                if self._heal_allocation(ctx, alloc.id, res.id, lease.id,
+                                         alloc.computehost_id, now):
+                    changed.add(res.id)
+            except Exception:
+                LOG.exception('Could not heal reservation %s (host %s)',
+                              res.id, alloc.computehost_id)
+        changed |= self._clear_flags(ctx)
+        return sorted(changed)
+
+    @db_api.retry_on_deadlock
+    def _heal_allocation(self, ctx, alloc_id, res_id, lease_id, old_host,
+                         now):
+        with db_api.writer(ctx):
+            # the lease lock orders healing with this lease's events
+            lease = db_api.lease_get(ctx, lease_id, for_update=True)
+            if lease.status not in (states.PENDING, states.ACTIVE):
+                return False
+            res = next(r for r in lease.reservations if r.id == res_id)
+            alloc = next((a for a in db_hosts.allocations_of(ctx, res_id)
+                          if a.id == alloc_id), None)
+            if alloc is None or alloc.computehost_id != old_host:
+                return False
+            matching = self.matching(ctx, res.params)
+            mine = {a.computehost_id
+                    for a in db_hosts.allocations_of(ctx, res_id)}
+            start = max(alloc.start_date, now)
+            new = None
+            for host_id in self._free_hosts(ctx, matching, start,
+                                            alloc.end_date, mine):
+                new = host_id
+                break
+            if new is None:
+                if not res.missing_resources:
+                    res.missing_resources = True
+                    lease.degraded = True
+                    LOG.warning('Reservation %s lost host %s and no free '
+                                'host matches: missing resources', res_id,
+                                old_host)
+                    return True
+                return False
+            db_hosts.allocation_swap(ctx, alloc_id, old_host, new, start)
+            if res.status == states.RES_ACTIVE:
+                old_row, new_row = (db_hosts.hosts_by_ids(ctx, [old_host]) +
+                                    db_hosts.hosts_by_ids(ctx, [new]))
+                self.backend.replace(res_id, lease.project_id,
+                                     [host_facts(old_row)],
+                                     [host_facts(new_row)])
+            res.resources_changed = True
+            LOG.info('Reservation %s: host %s replaced by %s', res_id,
+                     old_host, new)
+            db_api.flush(ctx)
+            return True
+
+    def _free_hosts(self, ctx, matching, start, end, skip):
+        """Best-fitting free hosts over the window, locked and re-checked,
+        best first (generator)."""
+        rows, _free = db_hosts.free_candidates(
+            ctx, matching, start, end, HEAL_CANDIDATES,
+            sched.fit_horizon(start, end), exclude_hosts=skip)
+        for host_id, _prev, _next in rows:
+            if db_hosts.lock_hosts(ctx, [host_id]) and not \
+                    db_hosts.overlapping_hosts(ctx, [host_id], start, end):
+                yield host_id
+
+    def _clear_flags(self, ctx):
+        """Clear missing_resources where no allocation is on a down host."""
+        down = {h.id for h in db_hosts.unreservable_hosts(ctx)}
+        cleared = set()
+        for res, lease in db_hosts.flagged_reservations(ctx):
+            hosts = {a.computehost_id
+                     for a in db_hosts.allocations_of(ctx, res.id)}
+            if hosts & down:
+                continue
+            with db_api.writer(ctx):
+                locked = db_api.lease_get(ctx, lease.id, for_update=True)
+                for r in locked.reservations:
+                    if r.id == res.id:
+                        r.missing_resources = False
+                locked.degraded = any(r.missing_resources
+                                      for r in locked.reservations)
+            cleared.add(res.id)
+        return cleared

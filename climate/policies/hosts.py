@@ -1,0 +1,42 @@
+from oslo_policy import policy
+
+from climate.policies import base
+
+PREFIX = 'climate:oshosts:%s'
+HOSTS = '/v1/os-hosts'
+
+
+def _rule(name, description, path, method, check=base.ADMIN):
+    return policy.DocumentedRuleDefault(
+        name=PREFIX % name, check_str=check, scope_types=['project'],
+        description=description,
+        operations=[{'path': path, 'method': method}])
+
+
+rules = [
+    _rule('get_all', 'List the reservable hosts.', HOSTS, 'GET'),
+    _rule('get', 'Show a host.', HOSTS + '/{host_id}', 'GET'),
+    _rule('post', 'Add a host to the inventory.', HOSTS, 'POST'),
+    _rule('put', "Change a host's extra capabilities.",
+          HOSTS + '/{host_id}', 'PUT'),
+    _rule('delete', 'Remove a host from the inventory.',
+          HOSTS + '/{host_id}', 'DELETE'),
+    _rule('allocation:get_all', 'List the reservations holding each host.',
+          HOSTS + '/allocations', 'GET'),
+    _rule('allocation:get', 'Show the reservations holding a host.',
+          HOSTS + '/{host_id}/allocation', 'GET'),
+    _rule('properties:get', 'List host properties (private ones too).',
+          HOSTS + '/properties', 'GET'),
+    _rule('properties:patch', 'Make a host property private or public.',
+          HOSTS + '/properties/{property_name}', 'PATCH'),
+    _rule('availability', 'Search when enough matching hosts are free '
+          '(counts and times only; microversion 1.2).',
+          HOSTS + '/availability', 'POST', base.PROJECT_READER),
+    _rule('timeline', 'Free matching hosts over a time range (counts '
+          'only; microversion 1.2).', HOSTS + '/timeline', 'POST',
+          base.PROJECT_READER),
+]
+
+
+def list_rules():
+    return rules

@@ -6,7 +6,9 @@ its reservations, its events and the plugins' allocations are written in
 one transaction or not at all.
 """
 
+import collections
 import contextlib
+import functools
 import threading
 import types
 
@@ -238,22 +240,60 @@ def lease_name_exists(ctx, project_id, name, exclude_id=None):
         return session.query(query.exists()).scalar()
 
 
-def lease_create(ctx, values, reservations, events):
-    """Insert a lease with its reservations and events; returns the lease.
+def _complete_row(table, values):
+    """``values`` plus every other column of ``table`` at its Python-side
+    default, so the inserted row is known without reading it back."""
+    row = {}
+    for column in table.columns:
+        default = column.default
+        if column.key in values:
+            row[column.key] = values[column.key]
+        elif default is None:
+            row[column.key] = None
+        elif default.is_callable:
+            row[column.key] = default.arg(None)
+        else:
+            row[column.key] = default.arg
+    return row
 
-    Must run inside the caller's writer transaction so that plugin
-    allocations made afterwards commit or roll back with it.
+
+def lease_create(ctx, values, reservations, events):
+    """Insert a lease with its reservations and events.
+
+    Returns the rows as read-only records with the attributes of the
+    models (``lease.reservations``, ``lease.events``), for
+    ``climate.manager.views``.  Core inserts, not the ORM unit of work:
+    this is the hot path of every create.  Must run inside the caller's
+    writer transaction so that plugin allocations made afterwards commit or
+    roll back with it.
     """
+    lease = _complete_row(models.Lease.__table__, values)
+    res_rows = [_complete_row(models.Reservation.__table__,
+                              dict(r, lease_id=lease['id']))
+                for r in reservations]
+    event_rows = [_complete_row(models.Event.__table__,
+                                dict(e, lease_id=lease['id']))
+                  for e in events]
     with writer(ctx) as session:
-        lease = models.Lease(**values)
-        lease.reservations = [models.Reservation(**r) for r in reservations]
-        lease.events = [models.Event(**e) for e in events]
-        session.add(lease)
         try:
-            session.flush()
+            session.execute(models.Lease.__table__.insert(), lease)
         except db_exc.DBDuplicateEntry:
             raise exceptions.LeaseNameAlreadyExists(name=values['name'])
-        return lease
+        if res_rows:
+            session.execute(models.Reservation.__table__.insert(), res_rows)
+        if event_rows:
+            session.execute(models.Event.__table__.insert(), event_rows)
+    return types.SimpleNamespace(
+        reservations=[types.SimpleNamespace(**r) for r in res_rows],
+        events=[types.SimpleNamespace(**e) for e in event_rows], **lease)
+
+
+def reservation_set_resource(ctx, reservation_id, resource_id):
+    """Store the resource id a plugin's ``reserve`` returned."""
+    with writer(ctx) as session:
+        session.execute(sa.update(models.Reservation).where(
+            models.Reservation.id == reservation_id).values(
+            resource_id=resource_id))
 
 
 def set_status(obj, kind, new, reason=None):
@@ -316,6 +356,14 @@ def _not_blocked(run_order):
     """
     if not run_order:
         return sa.true()
+    return _not_blocked_by(tuple(sorted(run_order.items())))
+
+
+@functools.lru_cache(maxsize=8)
+def _not_blocked_by(run_order):
+    # built once: SQLAlchemy constructs (aliases, CASE) cost more than
+    # running the query does
+    run_order = dict(run_order)
     earlier = orm.aliased(models.Event)
     rank = sa.case(run_order, value=models.Event.event_type, else_=0)
     earlier_rank = sa.case(run_order, value=earlier.event_type, else_=0)
@@ -323,6 +371,24 @@ def _not_blocked(run_order):
         earlier.lease_id == models.Event.lease_id,
         earlier.status.in_(_UNFINISHED),
         earlier_rank < rank)
+
+
+@functools.lru_cache(maxsize=32)
+def _claim_query(status, event_type, run_order, skip_locked):
+    """The due events of one status (and type), earliest first; binds
+    ``now`` and ``batch``."""
+    where = [models.Event.status == status,
+             models.Event.due_at <= sa.bindparam('now'),
+             _not_blocked(dict(run_order))]
+    if event_type is not None:
+        where.append(models.Event.event_type == event_type)
+    query = sa.select(
+        models.Event.id, models.Event.lease_id, models.Event.due_at,
+        models.Event.status).where(*where).order_by(models.Event.due_at).limit(
+        sa.bindparam('batch', type_=sa.Integer))
+    if skip_locked:
+        query = query.with_for_update(skip_locked=True)
+    return query
 
 
 def next_due(ctx, run_order=None):
@@ -337,10 +403,16 @@ def next_due(ctx, run_order=None):
         ).scalar()
 
 
+#: A claimed event: its id and its lease's (which the engine locks first).
+Claim = collections.namedtuple('Claim', 'event_id lease_id')
+
+
 @retry_on_deadlock
 def events_claim(ctx, owner, token, now, batch, ttl, run_order=None,
                  claim_order=None):
-    """Claim up to ``batch`` due events for ``owner``; returns their ids.
+    """Claim up to ``batch`` due events for ``owner``.
+
+    Returns ``Claim(event_id, lease_id)`` tuples.
 
     Due: UNDONE with ``due_at <= now``, or IN_PROGRESS whose claim expired
     (``due_at`` holds the claim's expiry).  A claim sets the owner, a fresh
@@ -366,33 +438,33 @@ def events_claim(ctx, owner, token, now, batch, ttl, run_order=None,
         # returns, whereas ``status IN (...) ORDER BY due_at`` sorts every
         # due row and InnoDB locks all of them, so that a concurrent claim
         # on another manager skipped the whole backlog.
-        for status in (states.IN_PROGRESS, states.UNDONE):
-            for event_type in claim_order or (None,):
-                if len(ids) >= batch:
-                    break
-                where = [models.Event.status == status,
-                         models.Event.due_at <= now,
-                         _not_blocked(run_order)]
-                if event_type is not None:
-                    where.append(models.Event.event_type == event_type)
-                query = sa.select(
-                    models.Event.id, models.Event.due_at,
-                    models.Event.status).where(*where).order_by(
-                    models.Event.due_at).limit(batch - len(ids))
-                if skip_locked:
-                    ids.extend(row.id for row in session.execute(
-                        query.with_for_update(skip_locked=True)).all())
-                    continue
-                for row in session.execute(query).all():
-                    result = session.execute(sa.update(models.Event).where(
-                        models.Event.id == row.id,
-                        models.Event.status == row.status,
-                        models.Event.due_at == row.due_at).values(**claim))
-                    if result.rowcount == 1:
-                        ids.append(row.id)
+        #
+        # Expired claims are rare and taken whatever their type: one query
+        # on ix_events_status_due.
+        order_key = tuple(sorted((run_order or {}).items()))
+        passes = [(states.IN_PROGRESS, None)] + [
+            (states.UNDONE, event_type)
+            for event_type in claim_order or (None,)]
+        for status, event_type in passes:
+            if len(ids) >= batch:
+                break
+            query = _claim_query(status, event_type, order_key, skip_locked)
+            rows = session.execute(
+                query, {'now': now, 'batch': batch - len(ids)}).all()
+            if skip_locked:
+                ids.extend(Claim(row.id, row.lease_id) for row in rows)
+                continue
+            for row in rows:
+                result = session.execute(sa.update(models.Event).where(
+                    models.Event.id == row.id,
+                    models.Event.status == row.status,
+                    models.Event.due_at == row.due_at).values(**claim))
+                if result.rowcount == 1:
+                    ids.append(Claim(row.id, row.lease_id))
         if skip_locked and ids:
             session.execute(sa.update(models.Event).where(
-                models.Event.id.in_(ids)).values(**claim))
+                models.Event.id.in_([c.event_id for c in ids])).values(
+                **claim))
     return ids
 
 
@@ -414,7 +486,8 @@ def events_in_progress(ctx, lease_id):
 
 def noop_action_record(ctx, **values):
     with writer(ctx) as session:
-        session.add(models.NoopAction(**values))
+        # Core, not the unit of work: it runs in every event's transaction
+        session.execute(models.NoopAction.__table__.insert(), values)
 
 
 def noop_action_list(ctx, lease_id=None):

@@ -11,7 +11,9 @@ Several managers run one engine each against the same database.  An engine
    plugins, and commits their SQL effects together with the event's DONE.
    A manager killed in the middle rolls the second transaction back; its
    claim expires and another engine runs the event again.  Plugins' cloud
-   actions are idempotent, so that re-run finishes the job;
+   actions are idempotent, so that re-run finishes the job.  When no plugin
+   of the lease acts in a cloud (``acts_in_cloud``), both steps run in one
+   transaction: nobody could see the intermediate state anyway;
 3. on failure, puts the event back with an exponential backoff, or, after
    ``event_max_attempts``, marks the event and the lease ERROR with the
    reason;
@@ -22,6 +24,7 @@ Several managers run one engine each against the same database.  An engine
 import concurrent.futures
 import datetime
 import threading
+import time
 import uuid
 
 from oslo_config import cfg
@@ -52,6 +55,8 @@ _RUN_ORDER = {lease_input.START: 0, lease_input.BEFORE_END: 1,
 # then before-end notices.
 _CLAIM_ORDER = (lease_input.END, lease_input.START, lease_input.BEFORE_END)
 _WAIT_FOR_EARLIER = datetime.timedelta(seconds=1)
+# How long a saturated engine waits for more free slots before claiming.
+_REFILL_WAIT = 0.05
 
 
 _NOTIFICATION = {lease_input.START: lease_notifications.START,
@@ -142,9 +147,18 @@ class EventEngine:
             if free >= CONF.manager.event_claim_batch:
                 break
         if not free:
-            # all workers busy: wait for one slot, then claim
+            # All slots busy: wait for one, then give the others a moment to
+            # free up too, so that one claim pass (a few queries) fetches a
+            # few events rather than one each time an event finishes.  The
+            # workers are not idle meanwhile: half the slots are queued work.
             self._slots.acquire()
             free = 1
+            deadline = time.monotonic() + _REFILL_WAIT
+            while free < min(self._workers, CONF.manager.event_claim_batch):
+                left = deadline - time.monotonic()
+                if left <= 0 or not self._slots.acquire(timeout=left):
+                    break
+                free += 1
         token = str(uuid.uuid4())
         now = dates.utcnow()
         try:
@@ -158,24 +172,32 @@ class EventEngine:
             raise
         for _ in range(free - len(ids)):
             self._slots.release()
-        for event_id in ids:
-            future = self._pool.submit(self.run_event, event_id, token)
+        for claimed in ids:
+            future = self._pool.submit(self.run_event, claimed.event_id,
+                                       token, claimed.lease_id)
             future.add_done_callback(lambda _f: self._slots.release())
         return len(ids)
 
     # -- one event -----------------------------------------------------------
 
-    def run_event(self, event_id, token):
-        """Run one claimed event; never raises."""
+    def run_event(self, event_id, token, lease_id=None):
+        """Run one claimed event; never raises.
+
+        ``lease_id`` (from the claim) saves looking it up.
+        """
         ctx = climate_context.admin_context()
+        counted = False
         try:
-            event_type = self._prepare(ctx, event_id, token)
+            event_type, lease = self._prepare(ctx, event_id, token,
+                                              lease_id)
             if event_type is None:
                 # released or rescheduled: the loop may be sleeping past its
                 # new due time
                 self.wake()
                 return
-            lease = self._execute(ctx, event_id, token)
+            counted = True
+            if lease is None:
+                lease = self._execute(ctx, event_id, token)
             # the lease's next event, due already but not claimable while
             # this one ran, can be claimed now
             self.wake()
@@ -189,7 +211,7 @@ class EventEngine:
                         exc_info=not isinstance(
                             exc, exceptions.ClimateException))
             try:
-                self._failed(ctx, event_id, token, exc)
+                self._failed(ctx, event_id, token, exc, counted)
                 self.wake()
             except (ClaimLost, exceptions.LeaseNotFound):
                 pass
@@ -198,12 +220,14 @@ class EventEngine:
                               'claim will expire and it will run again',
                               event_id)
 
-    def _locked(self, ctx, event_id, token):
+    def _locked(self, ctx, event_id, token, lease_id=None):
         """Lock the lease, then the event, and check the claim is ours."""
-        event = db_api.event_get(ctx, event_id)
-        if event is None:
-            raise exceptions.LeaseNotFound(id='of event %s' % event_id)
-        lease = db_api.lease_get(ctx, event.lease_id, for_update=True)
+        if lease_id is None:
+            event = db_api.event_get(ctx, event_id)
+            if event is None:
+                raise exceptions.LeaseNotFound(id='of event %s' % event_id)
+            lease_id = event.lease_id
+        lease = db_api.lease_get(ctx, lease_id, for_update=True)
         event = db_api.event_get(ctx, event_id, for_update=True)
         if (event is None or event.status != states.IN_PROGRESS or
                 event.claim_token != token):
@@ -216,19 +240,21 @@ class EventEngine:
         event.due_at = due
         event.claimed_by = event.claim_token = None
 
-    def _prepare(self, ctx, event_id, token):
+    def _prepare(self, ctx, event_id, token, lease_id=None):
         """First transaction: check the event may run, mark the lease.
 
-        Returns the event type, or None when the event must wait or has
-        nothing to do.
+        Returns ``(event type, None)``, or ``(None, None)`` when the event
+        must wait or has nothing to do.  When no plugin of the lease acts in
+        a cloud, the event runs in this same transaction and the result is
+        ``(event type, lease view)``.
         """
         with db_api.writer(ctx):
-            lease, event = self._locked(ctx, event_id, token)
+            lease, event = self._locked(ctx, event_id, token, lease_id)
             now = dates.utcnow()
             if event.time > now:
                 # the lease was rescheduled after the claim
                 self._release(event, event.time)
-                return None
+                return None, None
             rank = _RUN_ORDER[event.event_type]
             if any(_RUN_ORDER[e.event_type] < rank and
                    e.status in (states.UNDONE, states.IN_PROGRESS)
@@ -236,65 +262,92 @@ class EventEngine:
                 # an earlier event of this lease (late, retrying, or held by
                 # another manager) must run first
                 self._release(event, now + _WAIT_FOR_EARLIER)
-                return None
-            event.attempts += 1
-            if event.event_type == lease_input.START:
-                db_api.set_status(lease, 'lease', states.STARTING)
-            elif event.event_type == lease_input.END:
-                if lease.status != states.TERMINATED:
-                    db_api.set_status(lease, 'lease', states.TERMINATING)
-            elif lease.status != states.ACTIVE:
+                return None, None
+            if (event.event_type == lease_input.BEFORE_END and
+                    lease.status != states.ACTIVE):
                 # before_end of a lease that never became active: nothing to
                 # warn about
+                event.attempts += 1
                 db_api.set_status(event, 'event', states.DONE)
-                return None
-            return event.event_type
+                return None, None
+            self._begin_attempt(lease, event)
+            if not self._acts_in_cloud(lease):
+                return event.event_type, self._apply(ctx, lease, event)
+            return event.event_type, None
+
+    @staticmethod
+    def _begin_attempt(lease, event):
+        """Count the attempt; the lease shows STARTING or TERMINATING
+        until the event is done (or gives up)."""
+        event.attempts += 1
+        if event.event_type == lease_input.START:
+            db_api.set_status(lease, 'lease', states.STARTING)
+        elif (event.event_type == lease_input.END and
+              lease.status != states.TERMINATED):
+            db_api.set_status(lease, 'lease', states.TERMINATING)
+
+    def _acts_in_cloud(self, lease):
+        return any(self.plugins.get(res.resource_type).acts_in_cloud
+                   for res in lease.reservations
+                   if res.status != states.RES_DELETED)
 
     def _execute(self, ctx, event_id, token):
         """Second transaction: the plugins' actions and the event's DONE."""
         with db_api.writer(ctx):
             lease, event = self._locked(ctx, event_id, token)
-            view = views.lease(lease)
-            event_view = views.event(event)
-            for res, res_view in zip(lease.reservations,
-                                     view['reservations']):
-                if res.status == states.RES_DELETED:
-                    continue
-                plugin = self.plugins.get(res.resource_type)
-                if event.event_type == lease_input.START:
-                    plugin.on_start(ctx, view, res_view, event_view)
-                    db_api.set_status(res, 'reservation', states.RES_ACTIVE)
-                elif event.event_type == lease_input.END:
-                    plugin.on_end(ctx, view, res_view, event_view)
-                    db_api.set_status(res, 'reservation', states.RES_DELETED)
-                else:
-                    plugin.before_end(ctx, view, res_view, event_view)
-            if (lease.status_reason or '').startswith(
-                    event.event_type + ' attempt'):
-                # the retry note of this very event is stale now
-                lease.status_reason = None
-            if event.event_type == lease_input.START:
-                db_api.set_status(lease, 'lease', states.ACTIVE)
-            elif event.event_type == lease_input.END:
-                db_api.set_status(lease, 'lease', states.TERMINATED)
-                # Before the commit, so that a crash cannot forget it; a
-                # re-run of this event finds it gone, which is harmless
-                # since reclaiming never uses the trust.  A trust Keystone
-                # would not delete stays on the row (logged), the lease
-                # still ends.
-                if trusts.delete(lease.trust_id, lease.id):
-                    lease.trust_id = None
-            db_api.set_status(event, 'event', states.DONE)
-            event.last_error = None
-            event.claimed_by = event.claim_token = None
-            db_api.flush(ctx)
-            return views.lease(lease)
+            return self._apply(ctx, lease, event)
 
-    def _failed(self, ctx, event_id, token, exc):
-        """Third transaction: schedule a retry or give up with the reason."""
+    def _apply(self, ctx, lease, event):
+        """Run the plugins' actions and mark the event DONE (in the
+        caller's transaction); returns the lease view to notify."""
+        view = views.lease(lease)
+        event_view = views.event(event)
+        for res, res_view in zip(lease.reservations,
+                                 view['reservations']):
+            if res.status == states.RES_DELETED:
+                continue
+            plugin = self.plugins.get(res.resource_type)
+            if event.event_type == lease_input.START:
+                plugin.on_start(ctx, view, res_view, event_view)
+                db_api.set_status(res, 'reservation', states.RES_ACTIVE)
+            elif event.event_type == lease_input.END:
+                plugin.on_end(ctx, view, res_view, event_view)
+                db_api.set_status(res, 'reservation', states.RES_DELETED)
+            else:
+                plugin.before_end(ctx, view, res_view, event_view)
+        if (lease.status_reason or '').startswith(
+                event.event_type + ' attempt'):
+            # the retry note of this very event is stale now
+            lease.status_reason = None
+        if event.event_type == lease_input.START:
+            db_api.set_status(lease, 'lease', states.ACTIVE)
+        elif event.event_type == lease_input.END:
+            db_api.set_status(lease, 'lease', states.TERMINATED)
+            # Before the commit, so that a crash cannot forget it; a
+            # re-run of this event finds it gone, which is harmless
+            # since reclaiming never uses the trust.  A trust Keystone
+            # would not delete stays on the row (logged), the lease
+            # still ends.
+            if trusts.delete(lease.trust_id, lease.id):
+                lease.trust_id = None
+        db_api.set_status(event, 'event', states.DONE)
+        event.last_error = None
+        event.claimed_by = event.claim_token = None
+        db_api.flush(ctx)
+        return views.lease(lease)
+
+    def _failed(self, ctx, event_id, token, exc, counted=True):
+        """Third transaction: schedule a retry or give up with the reason.
+
+        ``counted``: the attempt was recorded by a committed first
+        transaction (not so when the event ran, and failed, in one).
+        """
         reason = '%s: %s' % (type(exc).__name__.replace('_Remote', ''), exc)
         with db_api.writer(ctx):
             lease, event = self._locked(ctx, event_id, token)
+            if not counted:
+                # the attempt ran in one transaction, rolled back whole
+                self._begin_attempt(lease, event)
             event.last_error = reason[:4000]
             limit = CONF.manager.event_max_attempts
             if event.attempts >= limit:

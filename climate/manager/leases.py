@@ -149,6 +149,8 @@ class LeaseService:
                 resource_id = self.plugins.get(res.resource_type).reserve(
                     ctx, lease_view, res_view)
                 if resource_id is not None:
+                    db_api.reservation_set_resource(ctx, res.id,
+                                                    resource_id)
                     res.resource_id = resource_id
             db_api.flush(ctx)
             result = views.lease(lease)

@@ -49,6 +49,12 @@ class ResourcePlugin(abc.ABC):
     resource_type = None
     #: Human-readable description, listed by the API.
     description = ''
+    #: Whether ``on_start`` / ``before_end`` / ``on_end`` call a cloud
+    #: service.  The event engine commits the lease's STARTING or
+    #: TERMINATING state before such calls, so that it is visible while
+    #: they run; an event whose plugins only write SQL runs in a single
+    #: transaction instead, as nothing could observe that state.
+    acts_in_cloud = True
 
     def __init__(self, owner=None):
         #: Name of the manager process that loaded the plugin (for logs).

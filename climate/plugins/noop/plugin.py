@@ -19,6 +19,7 @@ _MAX_TEXT = 255
 class NoopPlugin(base.ResourcePlugin):
     resource_type = 'noop'
     description = 'Reserves nothing; records each action (for testing).'
+    acts_in_cloud = False
 
     def validate(self, params):
         if len(params) > _MAX_PARAMS:

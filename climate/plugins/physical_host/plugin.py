@@ -196,6 +196,10 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         self._matches = MatchCache()
 
     @property
+    def acts_in_cloud(self):
+        return self.backend.acts_in_cloud
+
+    @property
     def backend(self):
         """The inventory backend (``[hosts] inventory``), made on first
         use so that loading the plugin never calls a cloud."""

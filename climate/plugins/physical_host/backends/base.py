@@ -29,6 +29,9 @@ class InventoryBackend(abc.ABC):
 
     #: ``'nova'`` or ``'static'``: the value of ``[hosts] inventory``.
     name = None
+    #: False for a backend whose start and end call no cloud service (see
+    #: ``ResourcePlugin.acts_in_cloud``).
+    acts_in_cloud = True
 
     def __init__(self, conf):
         """``conf`` is the oslo.config object (``[hosts]`` is registered)."""

@@ -26,6 +26,8 @@ def _names(hosts):
 
 class StaticBackend(base.InventoryBackend):
     name = 'static'
+    # start and end only send notifications
+    acts_in_cloud = False
 
     def __init__(self, conf):
         super().__init__(conf)

@@ -39,6 +39,8 @@ def test_update_and_delete_while_the_start_runs_are_409(plain_env,
         on_start(ctx, lease, reservation, event)
 
     monkeypatch.setattr(plugin, 'on_start', slow_start)
+    # a plugin that calls a slow cloud: STARTING is committed before it runs
+    monkeypatch.setattr(plugin, 'acts_in_cloud', True, raising=False)
     resp = plain_env.request('POST', '/v1/leases', body=fixtures.lease_body(
         name='busy', start='now'))
     assert resp.status_int == 201, resp.text

@@ -1,6 +1,7 @@
 """The event engine against a real SQLite database, without RPC."""
 
 import datetime
+import threading
 
 from oslo_config import cfg
 import pytest
@@ -29,10 +30,11 @@ class FakeRegistry:
 class FailingPlugin(noop.NoopPlugin):
     """Fails its first ``failures`` starts, then behaves like noop."""
 
-    def __init__(self, failures):
+    def __init__(self, failures, acts_in_cloud=False):
         super().__init__(owner='test')
         self.failures = failures
         self.calls = 0
+        self.acts_in_cloud = acts_in_cloud
 
     def on_start(self, ctx, lease, reservation, event):
         self.calls += 1
@@ -93,8 +95,8 @@ def _claim_and_run(engine, ctx, when=None):
     ids = db_api.events_claim(ctx, engine.owner, token,
                               when or dates.utcnow(), 50,
                               datetime.timedelta(seconds=60))
-    for event_id in ids:
-        engine.run_event(event_id, token)
+    for claimed in ids:
+        engine.run_event(claimed.event_id, token, claimed.lease_id)
     return ids
 
 
@@ -151,14 +153,14 @@ def test_event_waiting_for_an_earlier_one_is_not_claimed(db):
     assert db_api.next_due(db, order) == due['start_lease']
     first = db_api.events_claim(db, 'a', 'ta', now, 50, ttl, order)
     assert [e.event_type for e in _lease(db, lease['id']).events
-            if e.id in first] == ['start_lease']
+            if e.id in {c.event_id for c in first}] == ['start_lease']
     # while the start is held, nothing else of this lease is due
     assert db_api.events_claim(db, 'b', 'tb', now, 50, ttl, order) == []
     assert db_api.next_due(db, order) == now + ttl
-    _engine(plugin, notifier, owner='a').run_event(first[0], 'ta')
+    _engine(plugin, notifier, owner='a').run_event(first[0].event_id, 'ta')
     second = db_api.events_claim(db, 'b', 'tb', now, 50, ttl, order)
     assert [e.event_type for e in _lease(db, lease['id']).events
-            if e.id in second] == ['before_end_lease']
+            if e.id in {c.event_id for c in second}] == ['before_end_lease']
 
 
 def test_prolonging_after_the_before_end_notice_schedules_a_new_one(db):
@@ -198,12 +200,46 @@ def test_expired_claim_is_taken_over_and_runs_once(db):
     assert _claim_and_run(survivor, db, later) == dead
     assert _lease(db, lease['id']).status == states.ACTIVE
     # the dead manager's token no longer works: it cannot run it again
-    survivor.run_event(dead[0], 'tdead')
+    survivor.run_event(dead[0].event_id, 'tdead', dead[0].lease_id)
     assert len(_actions(db, lease['id'], 'on_start')) == 1
 
 
-def test_failure_retries_with_backoff_then_succeeds(db):
-    plugin, notifier = FailingPlugin(failures=1), Notifier()
+class StatusSeeingPlugin(noop.NoopPlugin):
+    """Records the lease status other connections see during on_start."""
+
+    def __init__(self, acts_in_cloud):
+        super().__init__(owner='test')
+        self.acts_in_cloud = acts_in_cloud
+        self.seen = []
+
+    def on_start(self, ctx, lease, reservation, event):
+        def look():
+            other = context.admin_context()
+            self.seen.append(db_api.lease_get(other, lease['id']).status)
+        thread = threading.Thread(target=look)
+        thread.start()
+        thread.join()
+        super().on_start(ctx, lease, reservation, event)
+
+
+@pytest.mark.parametrize('acts_in_cloud,seen', [
+    (True, states.STARTING),   # committed before the cloud calls
+    (False, states.PENDING),   # one transaction: nothing in between
+])
+def test_starting_is_committed_only_for_cloud_actions(db, acts_in_cloud,
+                                                      seen):
+    plugin, notifier = StatusSeeingPlugin(acts_in_cloud), Notifier()
+    lease = _create(plugin, notifier)
+    _claim_and_run(_engine(plugin, notifier), db)
+    assert plugin.seen == [seen]
+    assert _lease(db, lease['id']).status == states.ACTIVE
+    assert len(_actions(db, lease['id'], 'on_start')) == 1
+
+
+@pytest.mark.parametrize('acts_in_cloud', [True, False])
+def test_failure_retries_with_backoff_then_succeeds(db, acts_in_cloud):
+    plugin = FailingPlugin(failures=1, acts_in_cloud=acts_in_cloud)
+    notifier = Notifier()
     lease = _create(plugin, notifier)
     engine = _engine(plugin, notifier)
     _claim_and_run(engine, db)
@@ -221,9 +257,11 @@ def test_failure_retries_with_backoff_then_succeeds(db):
     assert len(_actions(db, lease['id'], 'on_start')) == 1
 
 
-def test_failure_after_max_attempts_is_error_with_reason(db):
+@pytest.mark.parametrize('acts_in_cloud', [True, False])
+def test_failure_after_max_attempts_is_error_with_reason(db, acts_in_cloud):
     CONF.set_override('event_max_attempts', 2, group='manager')
-    plugin, notifier = FailingPlugin(failures=10), Notifier()
+    plugin = FailingPlugin(failures=10, acts_in_cloud=acts_in_cloud)
+    notifier = Notifier()
     lease = _create(plugin, notifier)
     engine = _engine(plugin, notifier)
     _claim_and_run(engine, db)
@@ -253,8 +291,8 @@ def test_end_waits_for_start_then_terminates(db):
     ids = db_api.events_claim(db, 'm', 't', end_time, 50,
                               datetime.timedelta(seconds=60))
     assert len(ids) == 2  # before_end and end
-    for event_id in ids:
-        engine.run_event(event_id, 't')
+    for claimed in ids:  # without the lease id: the engine looks it up
+        engine.run_event(claimed.event_id, 't')
     row = _lease(db, lease['id'])
     assert row.status == states.PENDING
     end = [e for e in row.events if e.event_type == 'end_lease'][0]
@@ -269,10 +307,10 @@ def test_rescheduled_event_is_released(db):
                               datetime.timedelta(seconds=60))
     later = dates.utcnow() + datetime.timedelta(hours=1)
     with db_api.writer(db) as session:
-        session.query(models.Event).filter_by(id=ids[0]).update(
+        session.query(models.Event).filter_by(id=ids[0].event_id).update(
             {'time': later})
-    _engine(plugin, notifier).run_event(ids[0], 't')
-    event = db_api.event_get(db, ids[0])
+    _engine(plugin, notifier).run_event(ids[0].event_id, 't')
+    event = db_api.event_get(db, ids[0].event_id)
     assert (event.status, event.due_at, event.claimed_by) == (
         states.UNDONE, later, None)
     assert _lease(db, lease['id']).status == states.PENDING

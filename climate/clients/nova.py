@@ -10,14 +10,16 @@ def client(sess, conf=None):
     """A novaclient ``Client`` on the keystoneauth session ``sess``.
 
     Microversion ``[nova] api_version``, endpoint chosen by ``[nova] region_name``,
-    ``interface`` and ``endpoint_override``.
+    ``interface`` and ``endpoint_override``; ``connect_retries`` for calls whose
+    connection broke.
     """
     conf = get_conf(conf)
     opts = conf.nova
     return nova_client.Client(opts.api_version, session=sess,
                               region_name=opts.region_name,
                               endpoint_type=opts.interface,
-                              endpoint_override=opts.endpoint_override)
+                              endpoint_override=opts.endpoint_override,
+                              connect_retries=opts.connect_retries)
 
 
 def service_client(conf=None):

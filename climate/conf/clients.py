@@ -36,6 +36,11 @@ nova_opts = [
                     'ids and still reports hypervisor sizes (removed at 2.88).'),
     cfg.StrOpt('endpoint_override',
                help='Use this URL for Nova instead of the one in the catalog.'),
+    cfg.IntOpt('connect_retries', default=3, min=0,
+               help='Retries of a Nova call whose connection failed or was '
+                    'reset (a WSGI server closing an idle keep-alive '
+                    'connection as it is reused), 0.5 s apart and doubling. '
+                    "Climate's Nova actions are idempotent."),
 ]
 
 

@@ -376,10 +376,10 @@ def _not_blocked_by(run_order):
 @functools.lru_cache(maxsize=32)
 def _claim_query(status, event_type, run_order, skip_locked):
     """The due events of one status (and type), earliest first; binds
-    ``now`` and ``batch``."""
+    ``now`` and ``batch``.  ``run_order``: sorted ``(type, rank)`` pairs."""
     where = [models.Event.status == status,
              models.Event.due_at <= sa.bindparam('now'),
-             _not_blocked(dict(run_order))]
+             _not_blocked_by(run_order) if run_order else sa.true()]
     if event_type is not None:
         where.append(models.Event.event_type == event_type)
     query = sa.select(

@@ -505,19 +505,15 @@ class PhysicalHostPlugin(base.ResourcePlugin):
             if lease.status not in (states.PENDING, states.ACTIVE):
                 return False
             res = next(r for r in lease.reservations if r.id == res_id)
-            alloc = next((a for a in db_hosts.allocations_of(ctx, res_id)
-                          if a.id == alloc_id), None)
+            allocs = db_hosts.allocations_of(ctx, res_id)
+            alloc = next((a for a in allocs if a.id == alloc_id), None)
             if alloc is None or alloc.computehost_id != old_host:
                 return False
             matching = self.matching(ctx, res.params)
-            mine = {a.computehost_id
-                    for a in db_hosts.allocations_of(ctx, res_id)}
+            mine = {a.computehost_id for a in allocs}
             start = max(alloc.start_date, now)
-            new = None
-            for host_id in self._free_hosts(ctx, matching, start,
-                                            alloc.end_date, mine):
-                new = host_id
-                break
+            new = next(self._free_hosts(ctx, matching, start,
+                                        alloc.end_date, mine), None)
             if new is None:
                 if not res.missing_resources:
                     res.missing_resources = True
@@ -529,11 +525,11 @@ class PhysicalHostPlugin(base.ResourcePlugin):
                 return False
             db_hosts.allocation_swap(ctx, alloc_id, old_host, new, start)
             if res.status == states.RES_ACTIVE:
-                old_row, new_row = (db_hosts.hosts_by_ids(ctx, [old_host]) +
-                                    db_hosts.hosts_by_ids(ctx, [new]))
+                rows = {h.id: h for h in db_hosts.hosts_by_ids(
+                    ctx, [old_host, new])}
                 self.backend.replace(res_id, lease.project_id,
-                                     [host_facts(old_row)],
-                                     [host_facts(new_row)])
+                                     [host_facts(rows[old_host])],
+                                     [host_facts(rows[new])])
             res.resources_changed = True
             LOG.info('Reservation %s: host %s replaced by %s', res_id,
                      old_host, new)

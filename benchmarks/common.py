@@ -26,6 +26,24 @@ KEEP = os.environ.get('CLIMATE_TEST_KEEP') == '1'
 PROFILE = os.environ.get('CLIMATE_BENCH_PROFILE')
 
 
+def cpu_reference(rounds=5):
+    """Milliseconds a fixed pure-Python loop takes (best of ``rounds``).
+
+    Virtual machines drift: the same benchmark on the same code has given
+    p50s 1.6x apart within an hour.  Printed beside each benchmark, this
+    says how fast the machine was while it ran (about 10 ms on a quiet
+    machine of the 2026 CI kind, 20 ms at its slowest).
+    """
+    best = float('inf')
+    for _ in range(rounds):
+        began = time.perf_counter()
+        counts = {}
+        for i in range(60000):
+            counts[i % 100] = counts.get(i % 100, 0) + len(str(i))
+        best = min(best, time.perf_counter() - began)
+    return best * 1000
+
+
 def percentile(values, pct):
     """Nearest-rank percentile."""
     ordered = sorted(values)

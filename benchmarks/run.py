@@ -7,6 +7,10 @@ against the targets.  CLIMATE_BENCH_ENGINE=postgresql runs on PostgreSQL;
 CLIMATE_BENCH_PROFILE=DIR records py-spy profiles of climate-api and the
 managers into DIR (collapsed stacks, GIL holders only; py-spy must be
 installed); CLIMATE_TEST_KEEP=1 keeps the database, vhost and logs.
+
+Each benchmark also prints a CPU reference (a fixed pure-Python loop, see
+common.cpu_reference) from before and after it: virtual machines drift, and
+figures from two runs compare only with it.
 """
 
 import os
@@ -19,6 +23,7 @@ import bench_hosts  # noqa: E402
 import bench_lag  # noqa: E402
 import bench_list  # noqa: E402
 import bench_post  # noqa: E402
+import common  # noqa: E402
 
 BENCHMARKS = {'post': bench_post.run, 'list': bench_list.run,
               'lag': bench_lag.run, 'hosts': bench_hosts.run}
@@ -32,8 +37,11 @@ def main(argv):
             ', '.join(unknown), ', '.join(BENCHMARKS)))
     for name in names:
         began = time.monotonic()
+        before = common.cpu_reference()
         BENCHMARKS[name]()
-        print('  [%s took %.0fs]\n' % (name, time.monotonic() - began))
+        print('  [%s took %.0fs; CPU reference loop %.1f ms before, %.1f ms '
+              'after]\n' % (name, time.monotonic() - began, before,
+                            common.cpu_reference()))
 
 
 if __name__ == '__main__':

@@ -1,9 +1,14 @@
 """The policy enforcer (oslo.policy), with Climate's rules registered."""
 
+import functools
+import inspect
 import threading
+import time
+import types
 
 from oslo_config import cfg
 from oslo_log import log as logging
+from oslo_policy import _checks
 from oslo_policy import policy
 
 from climate import exceptions
@@ -14,6 +19,44 @@ _ENFORCER = None
 _LOCK = threading.Lock()
 
 
+#: how often a running service looks at the policy files for changes
+RECHECK_SECONDS = 1.0
+
+
+class _Enforcer(policy.Enforcer):
+    """oslo.policy's enforcer, looking for policy file changes at most
+    every :data:`RECHECK_SECONDS` instead of on every check: each look
+    resolves and stats the files (a tenth of a millisecond per check, two
+    checks a request).  An edited file still takes effect within a
+    second, without a restart."""
+
+    _looked_at = None
+
+    def load_rules(self, force_reload=False):
+        now = time.monotonic()
+        if (force_reload or not self.rules or self._looked_at is None or
+                now - self._looked_at >= RECHECK_SECONDS):
+            super().load_rules(force_reload)
+            self._looked_at = now
+
+    def clear(self):
+        super().clear()
+        self._looked_at = None
+
+
+# oslo.policy asks inspect for the signature of every rule node it
+# evaluates, through a bound method made anew each time (most of a
+# check's cost); the check classes never change, so their answer is kept.
+@functools.lru_cache(maxsize=None)
+def _argspec_of(function):
+    return inspect.getfullargspec(function)
+
+
+if getattr(_checks, 'inspect', None) is inspect:
+    _checks.inspect = types.SimpleNamespace(
+        getfullargspec=lambda f: _argspec_of(getattr(f, '__func__', f)))
+
+
 def get_enforcer():
     """The enforcer, created on first use (also oslopolicy's entry point)."""
     global _ENFORCER
@@ -22,7 +65,7 @@ def get_enforcer():
             if _ENFORCER is None:
                 # published only once its rules are registered: concurrent
                 # first requests must never see an enforcer without them
-                enforcer = policy.Enforcer(cfg.CONF)
+                enforcer = _Enforcer(cfg.CONF)
                 enforcer.register_defaults(policies.list_rules())
                 _ENFORCER = enforcer
     return _ENFORCER

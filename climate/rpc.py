@@ -2,6 +2,7 @@
 
 from oslo_config import cfg
 import oslo_messaging as messaging
+from oslo_messaging._drivers import amqpdriver
 
 from climate import context
 
@@ -11,6 +12,17 @@ ALLOWED_EXMODS = ['climate.exceptions']
 
 _TRANSPORT = None
 _NOTIFICATION_TRANSPORT = None
+
+# The AMQP driver's pollers (the manager's RPC listener, the API's reply
+# waiter) drop to a 1 ms consume timeout after each message and back off
+# from there, so they can run acks and requeues that other threads queued.
+# Only notification listeners queue any (RPC messages are acked as they
+# arrive) and Climate runs none: the 1 ms spin only took the GIL from the
+# thread serving the request (about 1 ms of each API call).  A message
+# still wakes a poller at once; only the idle timeout grows.
+POLL_TIMEOUT_MIN = 1.0
+if hasattr(amqpdriver, 'ACK_REQUEUE_EVERY_SECONDS_MIN'):
+    amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MIN = POLL_TIMEOUT_MIN
 
 
 class ContextSerializer(messaging.Serializer):

@@ -18,6 +18,7 @@ from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import enginefacade
 from sqlalchemy import orm
 
+from climate.db import lease_json
 from climate.db import models
 from climate import exceptions
 from climate import states
@@ -157,78 +158,88 @@ def _after(columns, marker, descending):
     return sa.or_(*clauses)
 
 
-def _dates_as_text(table):
-    """The columns of ``table``, dates read as their SQL text.
+_LIST_FILTERS = ('status', 'name', 'time_from', 'time_to')
 
-    A page of 100 leases holds ~1,300 dates: having the driver parse each
-    into a datetime only for the view to print it again was a quarter of
-    the manager's time on a page.  ``dates.format`` takes the text.
-    """
-    return [sa.cast(column, sa.String).label(column.key)
-            if isinstance(column.type, sa.DateTime) else column
-            for column in table.c]
+
+@functools.lru_cache(maxsize=256)
+def _page_statement(dialect_name, scoped, filter_names, sort_key, descending,
+                    after_marker, limited):
+    """The SELECT of one listing's page, with bind parameters for every
+    value, built once per shape: a new statement object costs a cache key
+    walk over the whole JSON body expression (a quarter of a millisecond)
+    on every page."""
+    lease_t = models.Lease.__table__
+    where = []
+    if scoped:
+        where.append(lease_t.c.project_id == sa.bindparam('project_id'))
+    if 'status' in filter_names:
+        where.append(lease_t.c.status.in_(
+            sa.bindparam('status', expanding=True)))
+    if 'name' in filter_names:
+        where.append(lease_t.c.name == sa.bindparam('name'))
+    if 'time_from' in filter_names:
+        where.append(lease_t.c.end_date > sa.bindparam(
+            'time_from', type_=lease_t.c.end_date.type))
+    if 'time_to' in filter_names:
+        where.append(lease_t.c.start_date < sa.bindparam(
+            'time_to', type_=lease_t.c.start_date.type))
+    order = _page_order(sort_key)
+    if after_marker:
+        where.append(_after(order, {c.key: sa.bindparam(
+            'after_' + c.key, type_=c.type) for c in order}, descending))
+    query = sa.select(lease_t.c.id, lease_json.body(dialect_name)).where(
+        *where).order_by(*[c.desc() if descending else c.asc()
+                           for c in order])
+    if limited:
+        query = query.limit(sa.bindparam('limit'))
+    return query
+
+
+def _page_order(sort_key):
+    lease_t = models.Lease.__table__
+    return [lease_t.c[sort_key]] + ([lease_t.c.id] if sort_key != 'id'
+                                    else [])
 
 
 def lease_list(ctx, project_id=None, filters=None, limit=None, marker=None,
                sort_key='created_at', sort_dir='asc'):
-    """Leases matching ``filters``, one page at a time.
+    """Leases matching ``filters``, one page at a time, as JSON texts.
 
     Pagination is keyset-based (``marker`` is the id of the last lease of the
     previous page) so a page costs the same wherever it is in the table.
-    Returns plain records (attributes of the lease, plus ``reservations``
-    and ``events`` lists of rows; dates as SQL text, see
-    :func:`_dates_as_text`), read with three queries and no ORM objects: a
-    page is read far more often than it is written.
+    Each lease comes as ``(id, body)``: its API body (with reservations and
+    events) rendered by the database, see :mod:`climate.db.lease_json`.
 
     :param filters: optional ``status`` (list), ``name``, ``time_from`` and
         ``time_to`` (leases overlapping that window).
     """
-    filters = filters or {}
+    filters = {k: v for k, v in (filters or {}).items()
+               if k in _LIST_FILTERS and v}
+    params = dict(filters)
+    if project_id is not None:
+        params['project_id'] = project_id
+    if limit:
+        params['limit'] = limit
     lease_t = models.Lease.__table__
-    # the marker must be a lease the caller may see, whatever the filters
-    scope = [] if project_id is None else [lease_t.c.project_id == project_id]
-    where = list(scope)
-    if filters.get('status'):
-        where.append(lease_t.c.status.in_(filters['status']))
-    if filters.get('name'):
-        where.append(lease_t.c.name == filters['name'])
-    if filters.get('time_from'):
-        where.append(lease_t.c.end_date > filters['time_from'])
-    if filters.get('time_to'):
-        where.append(lease_t.c.start_date < filters['time_to'])
-    order = [lease_t.c[sort_key]]
-    if sort_key != 'id':
-        order.append(lease_t.c.id)
-    descending = sort_dir == 'desc'
     with reader(ctx) as session:
         if marker is not None:
-            marker_row = session.execute(
-                sa.select(*order).where(lease_t.c.id == marker, *scope)
-            ).mappings().one_or_none()
-            if marker_row is None:
+            # the marker must be a lease the caller may see, whatever the
+            # filters
+            found = session.execute(sa.select(*_page_order(sort_key)).where(
+                lease_t.c.id == marker,
+                *([] if project_id is None
+                  else [lease_t.c.project_id == project_id]))).one_or_none()
+            if found is None:
                 raise exceptions.InvalidInput(
                     reason="marker %s is not a lease of this listing" %
                     marker)
-            where.append(_after(order, marker_row, descending))
-        query = sa.select(*_dates_as_text(lease_t)).where(*where).order_by(
-            *[c.desc() if descending else c.asc() for c in order])
-        if limit:
-            query = query.limit(limit)
-        leases = [types.SimpleNamespace(**row._mapping, reservations=[],
-                                        events=[])
-                  for row in session.execute(query)]
-        by_id = {lease.id: lease for lease in leases}
-        if by_id:
-            for table, attr in ((models.Reservation.__table__,
-                                 'reservations'),
-                                (models.Event.__table__, 'events')):
-                rows = session.execute(sa.select(
-                    *_dates_as_text(table)).where(
-                    table.c.lease_id.in_(list(by_id))).order_by(
-                    table.c.created_at, table.c.id))
-                for row in rows:
-                    getattr(by_id[row.lease_id], attr).append(row)
-        return leases
+            params.update(('after_' + key, value)
+                          for key, value in found._mapping.items())
+        query = _page_statement(
+            session.bind.dialect.name, project_id is not None,
+            tuple(sorted(filters)), sort_key, sort_dir == 'desc',
+            marker is not None, bool(limit))
+        return [tuple(row) for row in session.execute(query, params)]
 
 
 def lease_name_exists(ctx, project_id, name, exclude_id=None):
@@ -276,13 +287,16 @@ def lease_create(ctx, values, reservations, events):
                   for e in events]
     with writer(ctx) as session:
         try:
-            session.execute(models.Lease.__table__.insert(), lease)
+            # Core on the session's connection: same transaction, without
+            # the ORM's execute machinery (a fifth of a create's SQL time)
+            conn = session.connection()
+            conn.execute(models.Lease.__table__.insert(), lease)
         except db_exc.DBDuplicateEntry:
             raise exceptions.LeaseNameAlreadyExists(name=values['name'])
         if res_rows:
-            session.execute(models.Reservation.__table__.insert(), res_rows)
+            conn.execute(models.Reservation.__table__.insert(), res_rows)
         if event_rows:
-            session.execute(models.Event.__table__.insert(), event_rows)
+            conn.execute(models.Event.__table__.insert(), event_rows)
     return types.SimpleNamespace(
         reservations=[types.SimpleNamespace(**r) for r in res_rows],
         events=[types.SimpleNamespace(**e) for e in event_rows], **lease)
@@ -487,7 +501,8 @@ def events_in_progress(ctx, lease_id):
 def noop_action_record(ctx, **values):
     with writer(ctx) as session:
         # Core, not the unit of work: it runs in every event's transaction
-        session.execute(models.NoopAction.__table__.insert(), values)
+        session.connection().execute(models.NoopAction.__table__.insert(),
+                                     values)
 
 
 def noop_action_list(ctx, lease_id=None):

@@ -51,7 +51,8 @@ class Lease(TimestampMixin, Base):
 
     reservations = orm.relationship(
         'Reservation', back_populates='lease', cascade='all, delete-orphan',
-        passive_deletes=True, order_by='Reservation.created_at')
+        passive_deletes=True,
+        order_by='(Reservation.created_at, Reservation.id)')
     events = orm.relationship(
         'Event', back_populates='lease', cascade='all, delete-orphan',
         passive_deletes=True, order_by='Event.time')

@@ -75,16 +75,16 @@ class LeaseService:
 
     def list(self, ctx, project_id=None, filters=None, limit=None,
              marker=None, sort_key='created_at', sort_dir='asc'):
-        """Leases visible to the caller, filtered and paginated.
+        """Leases visible to the caller, filtered and paginated, as a
+        :func:`climate.manager.views.lease_page`.
 
         Admins see every project unless ``project_id`` narrows the list.
         """
         scope = _scope(ctx)
         if scope is None:
             scope = project_id
-        rows = db_api.lease_list(ctx, scope, filters, limit, marker,
-                                 sort_key, sort_dir)
-        return [views.lease(row) for row in rows]
+        return views.lease_page(db_api.lease_list(
+            ctx, scope, filters, limit, marker, sort_key, sort_dir))
 
     # -- creating ------------------------------------------------------------
 

@@ -12,6 +12,8 @@ class ManagerAPI:
         self._fanout = rpc.get_client(fanout=True)
 
     def list_leases(self, ctx, **query):
+        """A page of leases: ``{'leases': JSON text of the array, 'count',
+        'last_id'}`` (``climate.manager.views.lease_page``)."""
         return self._client.call(ctx, 'list_leases', query=query)
 
     def get_lease(self, ctx, lease_id):

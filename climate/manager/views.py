@@ -2,6 +2,8 @@
 
 Dates are rendered here, once, so the API, notifications and plugins all
 see the same strings whether they are in the manager's process or not.
+Listings are rendered by the database instead (:mod:`climate.db.lease_json`,
+held to the same output by tests); :func:`lease_page` wraps them.
 """
 
 from climate import dates
@@ -62,3 +64,13 @@ def lease(row):
         'reservations': [reservation(r) for r in row.reservations],
         'events': [event(e) for e in sorted(row.events, key=_event_order)],
     }
+
+
+def lease_page(rows):
+    """A listing as the manager answers it: ``leases``, the JSON text of
+    the array of lease bodies (``rows`` are ``(id, body)`` pairs from
+    ``db.api.lease_list``), which the API sends on as it is; ``count``
+    and ``last_id`` for the link to the next page."""
+    return {'leases': '[%s]' % ','.join(body for _id, body in rows),
+            'count': len(rows),
+            'last_id': rows[-1][0] if rows else None}

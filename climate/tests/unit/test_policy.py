@@ -8,10 +8,12 @@ against real Keystone tokens in ``climate/tests/integration``.
 
 import contextlib
 import re
+import time
 
 from oslo_config import cfg
 from oslo_context import context as oslo_context
 from oslo_middleware import request_id
+from oslo_policy import _checks as oslo_checks
 from oslo_policy import generator
 from oslo_policy import opts as policy_opts
 from oslo_policy import policy as oslo_policy
@@ -152,7 +154,7 @@ class _RecordingManager:
 
     def list_leases(self, ctx, **query):
         self.contexts.append(ctx)
-        return []
+        return {'leases': '[]', 'count': 0, 'last_id': None}
 
 
 def test_request_context_carries_the_identity(env):
@@ -218,3 +220,34 @@ def test_log_context_of_a_request_never_is_the_previous_ones():
     (current,) = seen
     assert current.user_id is None
     assert current.request_id == resp.headers['X-OpenStack-Request-ID']
+
+
+def test_an_edited_policy_file_takes_effect_without_a_restart(
+        env, tmp_path, monkeypatch):
+    # the enforcer looks at its files at most every RECHECK_SECONDS
+    monkeypatch.setattr(policy, 'RECHECK_SECONDS', 0.2)
+    path = tmp_path / 'policy.yaml'
+    ctx = context.RequestContext(user_id='u', project_id='p',
+                                 roles=['member', 'reader'])
+    with _policy_file(path, '"climate:leases:list": "role:reader"\n'):
+        assert policy.check(ctx, 'climate:leases:list')
+        path.write_text('"climate:leases:list": "role:admin"\n')
+        deadline = time.monotonic() + 10
+        while policy.check(ctx, 'climate:leases:list'):
+            assert time.monotonic() < deadline, 'the edit was never seen'
+            time.sleep(0.05)
+        path.write_text('"climate:leases:list": "role:member"\n')
+        while not policy.check(ctx, 'climate:leases:list'):
+            assert time.monotonic() < deadline, 'the edit was never seen'
+            time.sleep(0.05)
+
+
+def test_oslo_policy_argspec_lookups_are_cached():
+    # climate.policy replaces the inspect module oslo.policy's checks use:
+    # if oslo.policy stops calling it that way, this says so
+    assert not hasattr(oslo_checks.inspect, 'signature')
+    first = oslo_checks.inspect.getfullargspec(
+        oslo_checks.TrueCheck().__call__)
+    assert first is oslo_checks.inspect.getfullargspec(
+        oslo_checks.TrueCheck().__call__)
+    assert first.args[:2] == ['self', 'target']

@@ -1,0 +1,249 @@
+"""Leases rendered as the API's JSON by the database itself, for listings.
+
+A page of 100 leases is about 500 rows: each lease with its reservations
+and three events.  Parsing them in the driver, building Python objects,
+turning those into dicts and the dicts into JSON again was most of the
+manager's time on a page.  MariaDB, PostgreSQL and SQLite all build JSON
+in C, so a listing asks them for each lease's body as one JSON text: the
+manager joins the texts of a page and the API passes the page through
+without decoding it.
+
+The body is the one :mod:`climate.manager.views` builds from rows (for a
+single lease, the answers to create and update, notifications).  The
+tests in ``climate/tests/unit/db/test_lease_json.py`` (SQLite) and
+``climate/tests/functional/test_lease_json.py`` (MariaDB, PostgreSQL)
+hold the two to the same output, field by field.
+
+Each engine gets a small *kit* of SQL expressions (objects, ordered
+arrays, dates, booleans, a reservation's params merged with its fields);
+the body is written once, in terms of the kit.
+"""
+
+import functools
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.ext import compiler
+from sqlalchemy.sql import expression
+from sqlalchemy.sql import visitors
+
+from climate.db import models
+
+_LEASE = models.Lease.__table__
+_RESERVATION = models.Reservation.__table__
+_EVENT = models.Event.__table__
+
+
+class _OrderedAggregate(expression.ColumnElement):
+    """``name(item ORDER BY ...)``: MariaDB's JSON_ARRAYAGG and
+    PostgreSQL's json_agg take an ORDER BY inside the call."""
+
+    # part of the statement's cache key, so a page's SQL is compiled once
+    inherit_cache = True
+    _traverse_internals = [
+        ('name', visitors.InternalTraversal.dp_string),
+        ('item', visitors.InternalTraversal.dp_clauseelement),
+        ('order', visitors.InternalTraversal.dp_clauseelement_tuple)]
+
+    def __init__(self, name, item, order):
+        self.name = name
+        self.item = item
+        self.order = tuple(order)
+        self.type = sa.Text()
+
+
+@compiler.compiles(_OrderedAggregate)
+def _compile_ordered_aggregate(element, sql_compiler, **kw):
+    return '%s(%s ORDER BY %s)' % (
+        element.name, sql_compiler.process(element.item, **kw),
+        ', '.join(sql_compiler.process(o, **kw) for o in element.order))
+
+
+def _const(value):
+    # this module's constants (keys, formats, numbers) are inlined rather
+    # than bound: a page's statement carries no parameters but its filters
+    if isinstance(value, str):
+        return sa.literal_column("'%s'" % value)
+    return sa.literal_column(str(value))
+
+
+def _pairs(fields):
+    args = []
+    for name, value in fields:
+        args.extend((_const(name), value))
+    return args
+
+
+def _set_paths(fields):
+    args = []
+    for name, value in fields:
+        args.extend((_const('$.' + name), value))
+    return args
+
+
+class _JsonObjectKit:
+    """JSON_OBJECT and JSON_SET, which MariaDB and SQLite share."""
+
+    @staticmethod
+    def obj(fields):
+        return sa.func.json_object(*_pairs(fields))
+
+    @staticmethod
+    def merged(params, fields):
+        # JSON_SET rather than JSON_MERGE_PATCH (json_patch), which drops
+        # null members
+        return sa.func.json_set(params, *_set_paths(fields))
+
+
+class _MySQLKit(_JsonObjectKit):
+    """MariaDB >= 10.5: results of JSON functions stay JSON when nested
+    (through CASE and COALESCE too), so they embed unquoted."""
+
+    @staticmethod
+    def array(item, table, where, order):
+        return sa.select(sa.func.coalesce(
+            _OrderedAggregate('JSON_ARRAYAGG', item, order),
+            sa.func.json_array())).select_from(table).where(
+            where).scalar_subquery()
+
+    @staticmethod
+    def date(column):
+        return sa.func.date_format(
+            column, _const('%Y-%m-%dT%H:%i:%s.%f'))
+
+    @staticmethod
+    def boolean(column):
+        return sa.case(
+            (column != sa.false(),
+             sa.func.json_extract(_const('true'), _const('$'))),
+            else_=sa.func.json_extract(_const('false'), _const('$')))
+
+    @staticmethod
+    def text(body):
+        return body
+
+
+class _PostgreSQLKit:
+
+    @staticmethod
+    def obj(fields):
+        return sa.func.json_build_object(*_pairs(fields))
+
+    @staticmethod
+    def merged(params, fields):
+        # jsonb || keeps the right side's null members; jsonb orders an
+        # object's keys its own way, which JSON leaves free
+        return sa.cast(params, postgresql.JSONB).op('||')(
+            sa.func.jsonb_build_object(*_pairs(fields)))
+
+    @staticmethod
+    def array(item, table, where, order):
+        return sa.select(sa.func.coalesce(
+            _OrderedAggregate('json_agg', item, order),
+            sa.literal_column("'[]'::json"))).select_from(table).where(
+            where).scalar_subquery()
+
+    @staticmethod
+    def date(column):
+        return sa.func.to_char(
+            column, _const('YYYY-MM-DD"T"HH24:MI:SS.US'))
+
+    @staticmethod
+    def boolean(column):
+        return column
+
+    @staticmethod
+    def text(body):
+        return sa.cast(body, sa.Text())
+
+
+class _SQLiteKit(_JsonObjectKit):
+    """SQLite's JSON1 (built in since 3.38).  A value keeps its JSON
+    subtype only within one expression, so what comes out of a subquery is
+    re-read with json(); aggregates take no ORDER BY before 3.44, so the
+    rows are ordered in a subquery."""
+
+    @staticmethod
+    def array(item, table, where, order):
+        rows = sa.select(item.label('item')).select_from(table).where(
+            where).order_by(*order).correlate(_LEASE).subquery()
+        return sa.func.json(sa.select(sa.func.json_group_array(
+            sa.func.json(rows.c.item))).scalar_subquery())
+
+    @staticmethod
+    def date(column):
+        # SQLAlchemy stores 'YYYY-MM-DD HH:MM:SS.ffffff'; a value written
+        # without its fraction gets the zeros the API shows
+        return sa.func.substr(column, _const(1), _const(10)).concat(
+            _const('T')).concat(
+            sa.func.substr(column, _const(12), _const(8))).concat(
+            _const('.')).concat(sa.func.substr(
+                sa.type_coerce(column, sa.String).concat(_const('.000000')),
+                _const(21), _const(6)))
+
+    @staticmethod
+    def boolean(column):
+        return sa.func.json(sa.case((column != sa.false(), _const('true')),
+                                    else_=_const('false')))
+
+    @staticmethod
+    def text(body):
+        return body
+
+
+_KITS = {'mysql': _MySQLKit, 'postgresql': _PostgreSQLKit,
+         'sqlite': _SQLiteKit}
+
+# events due at the same time are listed in the order they run, as
+# climate.manager.views orders them
+_EVENT_RANK = sa.case(
+    (_EVENT.c.event_type == _const('start_lease'), _const(0)),
+    (_EVENT.c.event_type == _const('end_lease'), _const(2)),
+    else_=_const(1))
+
+
+@functools.lru_cache(maxsize=None)
+def body(dialect_name):
+    """The SQL expression of a lease's JSON body (text), correlated to the
+    ``leases`` table, for the engine named ``dialect_name``."""
+    kit = _KITS[dialect_name]
+    res, ev, lease = _RESERVATION.c, _EVENT.c, _LEASE.c
+    reservation = kit.merged(res.params, (
+        ('id', res.id),
+        ('lease_id', res.lease_id),
+        ('resource_id', res.resource_id),
+        ('resource_type', res.resource_type),
+        ('status', res.status),
+        ('missing_resources', kit.boolean(res.missing_resources)),
+        ('resources_changed', kit.boolean(res.resources_changed)),
+        ('created_at', kit.date(res.created_at)),
+        ('updated_at', kit.date(res.updated_at))))
+    event = kit.obj((
+        ('id', ev.id),
+        ('lease_id', ev.lease_id),
+        ('event_type', ev.event_type),
+        ('time', kit.date(ev.time)),
+        ('status', ev.status),
+        ('attempts', ev.attempts),
+        ('last_error', ev.last_error),
+        ('created_at', kit.date(ev.created_at)),
+        ('updated_at', kit.date(ev.updated_at))))
+    return kit.text(kit.obj((
+        ('id', lease.id),
+        ('name', lease.name),
+        ('start_date', kit.date(lease.start_date)),
+        ('end_date', kit.date(lease.end_date)),
+        ('user_id', lease.user_id),
+        ('project_id', lease.project_id),
+        ('trust_id', lease.trust_id),
+        ('status', lease.status),
+        ('status_reason', lease.status_reason),
+        ('degraded', kit.boolean(lease.degraded)),
+        ('created_at', kit.date(lease.created_at)),
+        ('updated_at', kit.date(lease.updated_at)),
+        ('reservations', kit.array(
+            reservation, _RESERVATION, res.lease_id == lease.id,
+            (res.created_at, res.id))),
+        ('events', kit.array(
+            event, _EVENT, ev.lease_id == lease.id,
+            (ev.time, _EVENT_RANK, ev.created_at, ev.id)))))).label('body')

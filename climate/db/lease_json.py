@@ -81,6 +81,14 @@ def _set_paths(fields):
     return args
 
 
+def _aggregated(aggregate, empty, item, table, where, order):
+    """A correlated subquery: ``item`` of the rows of ``table`` matching
+    ``where`` as one JSON array in ``order`` (``empty`` when none)."""
+    return sa.select(sa.func.coalesce(
+        _OrderedAggregate(aggregate, item, order), empty)).select_from(
+        table).where(where).scalar_subquery()
+
+
 class _JsonObjectKit:
     """JSON_OBJECT and JSON_SET, which MariaDB and SQLite share."""
 
@@ -101,10 +109,8 @@ class _MySQLKit(_JsonObjectKit):
 
     @staticmethod
     def array(item, table, where, order):
-        return sa.select(sa.func.coalesce(
-            _OrderedAggregate('JSON_ARRAYAGG', item, order),
-            sa.func.json_array())).select_from(table).where(
-            where).scalar_subquery()
+        return _aggregated('JSON_ARRAYAGG', sa.func.json_array(), item,
+                           table, where, order)
 
     @staticmethod
     def date(column):
@@ -138,10 +144,8 @@ class _PostgreSQLKit:
 
     @staticmethod
     def array(item, table, where, order):
-        return sa.select(sa.func.coalesce(
-            _OrderedAggregate('json_agg', item, order),
-            sa.literal_column("'[]'::json"))).select_from(table).where(
-            where).scalar_subquery()
+        return _aggregated('json_agg', sa.literal_column("'[]'::json"),
+                           item, table, where, order)
 
     @staticmethod
     def date(column):

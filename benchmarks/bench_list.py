@@ -29,13 +29,13 @@ def _measure(client, params, requests=REQUESTS):
 
 def run(sizes=SIZES):
     print('== GET /v1/leases?limit=%d (reservation 1.1), API 2 threads, '
-          '1 manager, %s' % (LIMIT, common.ENGINE))
+          '1 manager, %s, %s client' % (LIMIT, common.ENGINE, common.CLIENT))
     with common.Climate(managers=1, api_threads=2) as env:
         db = env.database
-        member = env.client(project='bench', roles='member,reader',
-                            version='1.1')
-        admin = env.client(project='admin', roles='admin,member,reader',
-                           version='1.1')
+        member = env.latency_client(project='bench', roles='member,reader',
+                                    version='1.1')
+        admin = env.latency_client(
+            project='admin', roles='admin,member,reader', version='1.1')
         start = datetime.datetime(2099, 1, 1)
         end = start + datetime.timedelta(days=1)
         created = procs.utcnow().replace(microsecond=0)

@@ -12,9 +12,10 @@ TARGET_P99 = 30.0
 
 def run(requests=REQUESTS, managers=1):
     print('== POST /v1/leases: %d sequential creates, API 2 threads, %d '
-          'manager(s), %s' % (requests, managers, common.ENGINE))
+          'manager(s), %s, %s client' % (requests, managers, common.ENGINE,
+                                         common.CLIENT))
     with common.Climate(managers=managers, api_threads=2) as env:
-        client = env.client()
+        client = env.latency_client()
         times = []
         for i in range(WARMUP + requests):
             body = {'name': 'post-%05d' % i,

@@ -3,6 +3,8 @@ as subprocesses with the functional tests' helpers, and the statistics."""
 
 import contextlib
 import datetime
+import http.client
+import json
 import math
 import os
 import shutil
@@ -12,6 +14,7 @@ import statistics
 import sys
 import tempfile
 import time
+import urllib.parse
 import uuid
 
 import sqlalchemy as sa
@@ -21,6 +24,9 @@ from climate.tests.functional import procs
 
 ENGINE = os.environ.get('CLIMATE_BENCH_ENGINE', procs.MARIADB)
 KEEP = os.environ.get('CLIMATE_TEST_KEEP') == '1'
+# The HTTP client the latency benchmarks measure with: "lean" (http.client,
+# one keep-alive connection) or "requests" (the functional tests' client).
+CLIENT = os.environ.get('CLIMATE_BENCH_CLIENT', 'lean')
 # A directory: record py-spy profiles (collapsed stacks, idle frames left
 # out) of climate-api and the managers while the benchmark runs.
 PROFILE = os.environ.get('CLIMATE_BENCH_PROFILE')
@@ -144,6 +150,12 @@ class Climate:
     def client(self, **kwargs):
         return procs.Client(self.cluster.url, **kwargs)
 
+    def latency_client(self, **kwargs):
+        """The client a latency figure is measured with (``CLIENT``)."""
+        if CLIENT == 'requests':
+            return self.client(**kwargs)
+        return LeanClient(self.cluster.url, **kwargs)
+
     @property
     def manager_pids(self):
         return [p.pid for p in self.cluster.managers]
@@ -151,6 +163,79 @@ class Climate:
     @property
     def api_pid(self):
         return self.cluster.api.pid
+
+
+class _Response:
+    def __init__(self, status_code, content):
+        self.status_code = status_code
+        self.content = content
+
+    def json(self):
+        return json.loads(self.content)
+
+
+class LeanClient:
+    """procs.Client's ``request`` over one keep-alive http.client
+    connection.
+
+    A latency benchmark measures Climate, as wrk or ab would, not its HTTP
+    client: requests spends about 2 ms of CPU per call on this machine's
+    kind (building the request, cookie and adapter machinery, decoding),
+    and on 2 cores that CPU is taken from the API and the manager.
+    ``CLIMATE_BENCH_CLIENT=requests`` measures with requests instead.
+    """
+
+    def __init__(self, url, project='ft-project', user='ft-user',
+                 roles='admin,member,reader', version=None, timeout=60):
+        parsed = urllib.parse.urlsplit(url)
+        self.host, self.port = parsed.hostname, parsed.port
+        self.timeout = timeout
+        self.headers = {'X-Project-Id': project, 'X-User-Id': user,
+                        'X-Roles': roles, 'Accept': 'application/json'}
+        if version:
+            self.headers['OpenStack-API-Version'] = 'reservation %s' % \
+                version
+        self.conn = None
+
+    def request(self, method, path, expect=(200,), json=None, params=None):
+        if params:
+            path += '?' + urllib.parse.urlencode(params)
+        headers = self.headers
+        body = None
+        if json is not None:
+            body = _json_dumps(json).encode('utf-8')
+            headers = dict(headers, **{'Content-Type': 'application/json'})
+        try:
+            response = self._exchange(method, path, body, headers)
+        except (http.client.RemoteDisconnected, ConnectionResetError,
+                BrokenPipeError):
+            # the server closed the idle keep-alive connection (as after
+            # a bulk insert): a new one, once, as requests would
+            response = self._exchange(method, path, body, headers)
+        if response.status_code not in expect:
+            raise AssertionError('%s %s: %d %s' % (
+                method, path, response.status_code, response.content[:500]))
+        return response
+
+    def _exchange(self, method, path, body, headers):
+        if self.conn is None:
+            self.conn = http.client.HTTPConnection(self.host, self.port,
+                                                   timeout=self.timeout)
+        try:
+            self.conn.request(method, path, body=body, headers=headers)
+            raw = self.conn.getresponse()
+            return _Response(raw.status, raw.read())
+        except (http.client.HTTPException, OSError):
+            self.close()
+            raise
+
+    def close(self):
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+
+_json_dumps = json.dumps
 
 
 # -- bulk rows ----------------------------------------------------------------

@@ -1,9 +1,12 @@
 """Climate benchmarks: python benchmarks/run.py [post] [list] [lag] [hosts]
+[floor]
 
 Each benchmark starts its own climate-api (2 threads) and climate-manager
 processes on a fresh MariaDB database and RabbitMQ vhost (the functional
 tests' helpers, climate/tests/functional/procs.py) and prints its figures
 against the targets.  CLIMATE_BENCH_ENGINE=postgresql runs on PostgreSQL;
+CLIMATE_BENCH_CLIENT=requests measures latency with the
+requests library instead of a lean http.client connection;
 CLIMATE_BENCH_PROFILE=DIR records py-spy profiles of climate-api and the
 managers into DIR (collapsed stacks, GIL holders only; py-spy must be
 installed); CLIMATE_TEST_KEEP=1 keeps the database, vhost and logs.
@@ -19,6 +22,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import bench_floor  # noqa: E402
 import bench_hosts  # noqa: E402
 import bench_lag  # noqa: E402
 import bench_list  # noqa: E402
@@ -26,7 +30,8 @@ import bench_post  # noqa: E402
 import common  # noqa: E402
 
 BENCHMARKS = {'post': bench_post.run, 'list': bench_list.run,
-              'lag': bench_lag.run, 'hosts': bench_hosts.run}
+              'lag': bench_lag.run, 'hosts': bench_hosts.run,
+              'floor': bench_floor.run}
 
 
 def main(argv):

@@ -1,0 +1,218 @@
+"""What a POST /v1/leases costs at the least on this machine, beside the
+real one.
+
+A create crosses HTTP, an RPC call over RabbitMQ and a database
+transaction.  This benchmark times each crossing bare, with no Climate code
+in it, and the real POST, in interleaved rounds so that all four see the
+same machine (virtual machines drift; see common.cpu_reference):
+
+- http: the API's WSGI server (2 threads) answering a POST with a canned
+  201 lease body (floor_servers.py);
+- rpc: an oslo.messaging call over the same RabbitMQ to a server whose
+  method returns the lease at once (floor_servers.py);
+- sql: the create's SQL through the bare DB-API driver: the pool's ping,
+  the inserts of the lease, its reservation, its three events and the noop
+  plugin's record, and the COMMIT;
+- post: the real POST /v1/leases with one noop reservation.
+
+The sum of the three floors is what a create would cost if Climate's own
+code (pecan, WSME, policy, the context, SQLAlchemy, the plugin, logging)
+took no time; post minus that sum is what it does take.
+"""
+
+import datetime
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+import common
+from climate.db import models
+from climate.tests.functional import procs
+
+ROUNDS = 20
+PER_ROUND = 50
+WARMUP = 30
+TARGET_P50 = 10.0
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _create_body(i):
+    return {'name': 'floor-%06d' % i, 'start_date': '2099-01-01 00:00',
+            'end_date': '2099-01-02 00:00',
+            'reservations': [{'resource_type': 'noop'}], 'events': []}
+
+
+def _start(kind, arg, lease_file):
+    return subprocess.Popen(
+        [sys.executable, os.path.join(HERE, 'floor_servers.py'), kind,
+         str(arg), lease_file], stdin=subprocess.DEVNULL)
+
+
+class _Sql:
+    """The create's statements on a bare DB-API connection."""
+
+    TABLES = {'lease': models.Lease.__table__,
+              'reservation': models.Reservation.__table__,
+              'event': models.Event.__table__,
+              'noop': models.NoopAction.__table__}
+
+    def __init__(self, engine):
+        self.dialect = engine.dialect
+        self.raw = engine.raw_connection()
+        self.dbapi = self.raw.driver_connection
+        self.statements = {}
+
+    def _sql(self, name, row):
+        """The driver's SQL text of the insert, as Climate's is compiled."""
+        key = (name, tuple(row))
+        if key not in self.statements:
+            self.statements[key] = str(self.TABLES[name].insert().compile(
+                dialect=self.dialect, column_keys=list(row)))
+        return self.statements[key]
+
+    def create(self, i):
+        now = datetime.datetime.utcnow().replace(microsecond=0)
+        start = datetime.datetime(2099, 1, 1)
+        lease_id, res_id = str(uuid.uuid4()), str(uuid.uuid4())
+        lease = dict(id=lease_id, name='sql-%06d' % i, user_id='u',
+                     project_id='floor', trust_id=None, start_date=start,
+                     end_date=start, status='PENDING', status_reason=None,
+                     degraded=False, created_at=now, updated_at=None)
+        res = dict(id=res_id, lease_id=lease_id, resource_type='noop',
+                   resource_id=None, status='pending', params='{}',
+                   missing_resources=False, resources_changed=False,
+                   created_at=now, updated_at=None)
+        events = [dict(id=str(uuid.uuid4()), lease_id=lease_id,
+                       event_type=etype, time=start, due_at=start,
+                       status='UNDONE', attempts=0, claimed_by=None,
+                       claim_token=None, last_error=None, created_at=now,
+                       updated_at=None)
+                  for etype in ('start_lease', 'end_lease',
+                                'before_end_lease')]
+        noop = dict(action='reserve', lease_id=lease_id,
+                    reservation_id=res_id, event_id=None, manager='floor',
+                    created_at=now)
+        self.dialect.do_ping(self.dbapi)
+        cur = self.dbapi.cursor()
+        cur.execute(self._sql('lease', lease), lease)
+        cur.execute(self._sql('reservation', res), res)
+        cur.executemany(self._sql('event', events[0]), events)
+        cur.execute(self._sql('noop', noop), noop)
+        cur.close()
+        self.dbapi.commit()
+
+    def close(self):
+        self.raw.close()
+
+
+def run(rounds=ROUNDS):
+    print('== floor of a create: bare HTTP, bare RPC, bare SQL and the real '
+          'POST, %d interleaved rounds of %d, %s, %s client' % (
+              rounds, PER_ROUND, common.ENGINE, common.CLIENT))
+    servers = []
+    workdir = tempfile.mkdtemp(prefix='climate-floor-')
+    lease_file = os.path.join(workdir, 'lease.json')
+    with common.Climate(managers=1, api_threads=2) as env:
+        try:
+            client = env.latency_client()
+            lease = client.request('POST', '/v1/leases', expect=(201,),
+                                   json=_create_body(0)).json()['lease']
+            with open(lease_file, 'w') as f:
+                json.dump(lease, f)
+            port = procs.free_port()
+            servers.append(_start('http', port, lease_file))
+            servers.append(_start('rpc', env.vhost.transport_url,
+                                  lease_file))
+            bare_http = common.LeanClient('http://127.0.0.1:%d' % port)
+            procs.wait_for(lambda: _reachable(bare_http), 60,
+                           message='the bare HTTP server')
+            rpc_client, transport = _rpc_client(env.vhost.transport_url)
+            sql = _Sql(env.database.engine)
+            ops = {
+                'http': lambda i: bare_http.request(
+                    'POST', '/', expect=(201,), json=_create_body(i)).json(),
+                'rpc': lambda i: rpc_client.call(
+                    {}, 'create_lease', body=_create_body(i)),
+                'sql': sql.create,
+                'post': lambda i: client.request(
+                    'POST', '/v1/leases', expect=(201,),
+                    json=_create_body(i)).json(),
+            }
+            times = _interleaved(ops, rounds)
+            sql.close()
+            bare_http.close()
+            client.close()
+            transport.cleanup()
+        finally:
+            for proc in servers:
+                proc.kill()
+                proc.wait()
+    p50 = {name: common.percentile(values, 50)
+           for name, values in times.items()}
+    for name, values in times.items():
+        print('  %-5s %s' % (name, common.summary(values)))
+    floor = p50['http'] + p50['rpc'] + p50['sql']
+    print('  floor (http + rpc + sql p50s): %.1f ms; POST p50 %.1f ms, of '
+          'which Climate\'s own code %.1f ms; target %.1f ms' % (
+              floor, p50['post'], p50['post'] - floor, TARGET_P50))
+    return {'floor_ms': floor, 'post_p50_ms': p50['post']}
+
+
+def _reachable(client):
+    try:
+        client.request('POST', '/', expect=(201,), json={})
+        return True
+    except OSError:
+        return False
+
+
+def _rpc_client(transport_url):
+    from oslo_config import cfg
+    import oslo_messaging as messaging
+
+    import floor_servers
+    from climate import rpc  # noqa: F401  (its poller setting applies)
+
+    # oslo.messaging registers some of its options on the global CONF only
+    conf = cfg.CONF
+    conf([], project='climate-floor', default_config_files=[])
+    transport = messaging.get_rpc_transport(conf, url=transport_url)
+    client = messaging.get_rpc_client(
+        transport, messaging.Target(topic=floor_servers.TOPIC), timeout=30)
+    procs.wait_for(lambda: _answers(client), 60,
+                   message='the bare RPC server')
+    return client, transport
+
+
+def _answers(client):
+    import oslo_messaging as messaging
+    try:
+        return client.prepare(timeout=2).call(
+            {}, 'create_lease', body=_create_body(0))
+    except messaging.MessagingTimeout:
+        return None
+
+
+def _interleaved(ops, rounds):
+    times = {name: [] for name in ops}
+    i = 1
+    for name, op in ops.items():
+        for _ in range(WARMUP):
+            op(i)
+            i += 1
+    for _ in range(rounds):
+        for name, op in ops.items():
+            for _ in range(PER_ROUND):
+                began = time.perf_counter()
+                op(i)
+                times[name].append((time.perf_counter() - began) * 1000)
+                i += 1
+    return times
+
+
+if __name__ == '__main__':
+    run()

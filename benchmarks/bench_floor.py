@@ -1,23 +1,25 @@
-"""What a POST /v1/leases costs at the least on this machine, beside the
-real one.
+"""What a POST /v1/leases and a GET of a page of 100 cost at the least on
+this machine, beside the real ones.
 
-A create crosses HTTP, an RPC call over RabbitMQ and a database
-transaction.  This benchmark times each crossing bare, with no Climate code
-in it, and the real POST, in interleaved rounds so that all four see the
-same machine (virtual machines drift; see common.cpu_reference):
+A request crosses HTTP, an RPC call over RabbitMQ and the database.  This
+benchmark times each crossing bare, with no Climate code in it, and the
+real request, in interleaved rounds so that all four see the same machine
+(virtual machines drift; see common.cpu_reference):
 
-- http: the API's WSGI server (2 threads) answering a POST with a canned
-  201 lease body (floor_servers.py);
+- http: the API's WSGI server (2 threads) answering with a real answer of
+  Climate, canned (floor_servers.py);
 - rpc: an oslo.messaging call over the same RabbitMQ to a server whose
-  method returns the lease at once (floor_servers.py);
-- sql: the create's SQL through the bare DB-API driver: the pool's ping,
-  the inserts of the lease, its reservation, its three events and the noop
-  plugin's record, and the COMMIT;
-- post: the real POST /v1/leases with one noop reservation.
+  method returns the manager's real answer at once (floor_servers.py);
+- sql: the request's SQL through the bare DB-API driver.  For a create:
+  the pool's ping, the inserts of the lease, its reservation, its three
+  events and the noop plugin's record, and the COMMIT.  For a page: the
+  listing's own query, which renders the leases as JSON in the database;
+- post / get: the real request.
 
-The sum of the three floors is what a create would cost if Climate's own
-code (pecan, WSME, policy, the context, SQLAlchemy, the plugin, logging)
-took no time; post minus that sum is what it does take.
+The sum of the three floors is what a request would cost if Climate's own
+stack (pecan, WSME, oslo.policy, oslo.context, SQLAlchemy and oslo.db, the
+plugin, logging) took no time; the real request minus that sum is what it
+does take.
 """
 
 import datetime
@@ -30,13 +32,19 @@ import time
 import uuid
 
 import common
+from climate.db import api as db_api
 from climate.db import models
 from climate.tests.functional import procs
 
 ROUNDS = 20
+LIST_ROUNDS = 5
 PER_ROUND = 50
 WARMUP = 30
-TARGET_P50 = 10.0
+TARGET_POST_P50 = 10.0
+TARGET_LIST_P50 = 20.0
+LIMIT = 100
+LIST_LEASES = 10000
+PROJECT = 'floor'
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -105,34 +113,50 @@ class _Sql:
         cur.close()
         self.dbapi.commit()
 
+    def page(self, project_id, limit):
+        """The listing's page query (climate.db.lease_json renders each
+        lease in the database), fetched whole."""
+        if 'page' not in self.statements:
+            compiled = db_api._page_statement(
+                self.dialect.name, True, (), 'created_at', False, False,
+                True).compile(dialect=self.dialect)
+            self.statements['page'] = (str(compiled), compiled)
+        text, compiled = self.statements['page']
+        cur = self.dbapi.cursor()
+        cur.execute(text, compiled.construct_params(
+            {'project_id': project_id, 'limit': limit}))
+        rows = cur.fetchall()
+        cur.close()
+        self.dbapi.rollback()
+        assert len(rows) == limit, len(rows)
+        return rows
+
     def close(self):
         self.raw.close()
 
 
-def run(rounds=ROUNDS):
-    print('== floor of a create: bare HTTP, bare RPC, bare SQL and the real '
-          'POST, %d interleaved rounds of %d, %s, %s client' % (
-              rounds, PER_ROUND, common.ENGINE, common.CLIENT))
+def run(rounds=ROUNDS, list_rounds=LIST_ROUNDS):
+    print('== floor of a create and of a page of %d: bare HTTP, bare RPC, '
+          'bare SQL and the real request, interleaved rounds of %d, %s, %s '
+          'client' % (LIMIT, PER_ROUND, common.ENGINE, common.CLIENT))
     servers = []
     workdir = tempfile.mkdtemp(prefix='climate-floor-')
-    lease_file = os.path.join(workdir, 'lease.json')
+    answers_file = os.path.join(workdir, 'answers.json')
     with common.Climate(managers=1, api_threads=2) as env:
         try:
-            client = env.latency_client()
-            lease = client.request('POST', '/v1/leases', expect=(201,),
-                                   json=_create_body(0)).json()['lease']
-            with open(lease_file, 'w') as f:
-                json.dump(lease, f)
+            client = env.latency_client(project=PROJECT, version='1.1')
+            _write_answers(env, client, answers_file)
             port = procs.free_port()
-            servers.append(_start('http', port, lease_file))
+            servers.append(_start('http', port, answers_file))
             servers.append(_start('rpc', env.vhost.transport_url,
-                                  lease_file))
+                                  answers_file))
             bare_http = common.LeanClient('http://127.0.0.1:%d' % port)
             procs.wait_for(lambda: _reachable(bare_http), 60,
                            message='the bare HTTP server')
             rpc_client, transport = _rpc_client(env.vhost.transport_url)
             sql = _Sql(env.database.engine)
-            ops = {
+            page = {'limit': LIMIT}
+            create = _interleaved({
                 'http': lambda i: bare_http.request(
                     'POST', '/', expect=(201,), json=_create_body(i)).json(),
                 'rpc': lambda i: rpc_client.call(
@@ -141,8 +165,15 @@ def run(rounds=ROUNDS):
                 'post': lambda i: client.request(
                     'POST', '/v1/leases', expect=(201,),
                     json=_create_body(i)).json(),
-            }
-            times = _interleaved(ops, rounds)
+            }, rounds)
+            listing = _interleaved({
+                'http': lambda i: bare_http.request('GET', '/').json(),
+                'rpc': lambda i: rpc_client.call(
+                    {}, 'list_leases', query=page),
+                'sql': lambda i: sql.page(PROJECT, LIMIT),
+                'get': lambda i: client.request(
+                    'GET', '/v1/leases', params=page).json(),
+            }, list_rounds)
             sql.close()
             bare_http.close()
             client.close()
@@ -151,15 +182,38 @@ def run(rounds=ROUNDS):
             for proc in servers:
                 proc.kill()
                 proc.wait()
-    p50 = {name: common.percentile(values, 50)
-           for name, values in times.items()}
-    for name, values in times.items():
-        print('  %-5s %s' % (name, common.summary(values)))
-    floor = p50['http'] + p50['rpc'] + p50['sql']
-    print('  floor (http + rpc + sql p50s): %.1f ms; POST p50 %.1f ms, of '
-          'which Climate\'s own code %.1f ms; target %.1f ms' % (
-              floor, p50['post'], p50['post'] - floor, TARGET_P50))
-    return {'floor_ms': floor, 'post_p50_ms': p50['post']}
+    results = {}
+    for label, times, real, target in (
+            ('create', create, 'post', TARGET_POST_P50),
+            ('page of %d' % LIMIT, listing, 'get', TARGET_LIST_P50)):
+        p50 = {name: common.percentile(values, 50)
+               for name, values in times.items()}
+        for name, values in times.items():
+            print('  %-11s %-4s %s' % (label, name, common.summary(values)))
+        floor = p50['http'] + p50['rpc'] + p50['sql']
+        print('  %s: floor (http + rpc + sql p50s) %.1f ms; %s p50 %.1f '
+              'ms, of which Climate\'s own stack %.1f ms; target %.1f ms' % (
+                  label, floor, real.upper(), p50[real], p50[real] - floor,
+                  target))
+        results[label] = {'floor_ms': floor, 'p50_ms': p50[real]}
+    return results
+
+
+def _write_answers(env, client, path):
+    """Real answers of this Climate for the bare servers to give."""
+    lease = client.request('POST', '/v1/leases', expect=(201,),
+                           json=_create_body(0)).json()['lease']
+    start = datetime.datetime(2099, 1, 1)
+    common.bulk_leases(env.database, LIST_LEASES, start,
+                       start + datetime.timedelta(days=1), project=PROJECT)
+    page_body = client.request('GET', '/v1/leases',
+                               params={'limit': LIMIT}).content
+    leases = json.loads(page_body)['leases']
+    page = {'leases': json.dumps(leases), 'count': len(leases),
+            'last_id': leases[-1]['id']}
+    with open(path, 'w') as f:
+        json.dump({'lease': lease, 'page': page,
+                   'page_body': page_body.decode('utf-8')}, f)
 
 
 def _reachable(client):

@@ -1,13 +1,17 @@
 """The bare servers bench_floor.py measures against, one per process.
 
-``python floor_servers.py http PORT LEASE_FILE``: the API's WSGI server
-(climate.api.server.APIServer, 2 threads) around an application that reads
-the JSON body and answers 201 with the lease in LEASE_FILE (a real create's
-answer), nothing else.
+ANSWERS_FILE holds real answers of Climate: ``lease`` (a create's lease),
+``page`` (the manager's answer to list_leases) and ``page_body`` (the
+text of GET /v1/leases).
 
-``python floor_servers.py rpc TRANSPORT_URL LEASE_FILE``: an oslo.messaging
-RPC server (threading executor, as the manager's) whose one method returns
-that lease at once.
+``python floor_servers.py http PORT ANSWERS_FILE``: the API's WSGI server
+(climate.api.server.APIServer, 2 threads) around an application that
+answers a POST (after decoding its JSON body) with 201 and the lease, a GET
+with 200 and the page's text, and does nothing else.
+
+``python floor_servers.py rpc TRANSPORT_URL ANSWERS_FILE``: an
+oslo.messaging RPC server (threading executor, as the manager's) whose
+create_lease and list_leases return those answers at once.
 
 Both run until killed.
 """
@@ -19,23 +23,27 @@ import time
 TOPIC = 'climate.floor'
 
 
-def _http(port, lease):
+def _http(port, answers):
     from climate.api import server
 
-    body = json.dumps({'lease': lease}).encode('utf-8')
+    created = json.dumps({'lease': answers['lease']}).encode('utf-8')
+    page = answers['page_body'].encode('utf-8')
 
     def application(environ, start_response):
-        length = int(environ.get('CONTENT_LENGTH') or 0)
-        json.loads(environ['wsgi.input'].read(length) or b'{}')
-        start_response('201 Created', [
-            ('Content-Type', 'application/json'),
-            ('Content-Length', str(len(body)))])
+        if environ['REQUEST_METHOD'] == 'GET':
+            status, body = '200 OK', page
+        else:
+            length = int(environ.get('CONTENT_LENGTH') or 0)
+            json.loads(environ['wsgi.input'].read(length) or b'{}')
+            status, body = '201 Created', created
+        start_response(status, [('Content-Type', 'application/json'),
+                                ('Content-Length', str(len(body)))])
         return [body]
 
     server.APIServer(application, '127.0.0.1', port, 2).serve_forever()
 
 
-def _rpc(transport_url, lease):
+def _rpc(transport_url, answers):
     from oslo_config import cfg
     import oslo_messaging as messaging
 
@@ -43,7 +51,10 @@ def _rpc(transport_url, lease):
 
     class Endpoint:
         def create_lease(self, ctx, body):
-            return dict(lease, name=body['name'])
+            return dict(answers['lease'], name=body['name'])
+
+        def list_leases(self, ctx, query):
+            return answers['page']
 
     # oslo.messaging registers some of its options on the global CONF only
     conf = cfg.CONF
@@ -58,10 +69,10 @@ def _rpc(transport_url, lease):
 
 
 if __name__ == '__main__':
-    kind, arg, lease_file = sys.argv[1:4]
-    with open(lease_file) as f:
-        lease = json.load(f)
+    kind, arg, answers_file = sys.argv[1:4]
+    with open(answers_file) as f:
+        loaded = json.load(f)
     if kind == 'http':
-        _http(int(arg), lease)
+        _http(int(arg), loaded)
     else:
-        _rpc(arg, lease)
+        _rpc(arg, loaded)

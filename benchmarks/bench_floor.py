@@ -29,7 +29,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 
 import common
 from climate.db import api as db_api
@@ -61,7 +60,7 @@ def _start(kind, arg, lease_file):
 
 
 class _Sql:
-    """The create's statements on a bare DB-API connection."""
+    """A create's and a page's SQL on a bare DB-API connection."""
 
     TABLES = {'lease': models.Lease.__table__,
               'reservation': models.Reservation.__table__,
@@ -83,27 +82,15 @@ class _Sql:
         return self.statements[key]
 
     def create(self, i):
-        now = datetime.datetime.utcnow().replace(microsecond=0)
         start = datetime.datetime(2099, 1, 1)
-        lease_id, res_id = str(uuid.uuid4()), str(uuid.uuid4())
-        lease = dict(id=lease_id, name='sql-%06d' % i, user_id='u',
-                     project_id='floor', trust_id=None, start_date=start,
-                     end_date=start, status='PENDING', status_reason=None,
-                     degraded=False, created_at=now, updated_at=None)
-        res = dict(id=res_id, lease_id=lease_id, resource_type='noop',
-                   resource_id=None, status='pending', params='{}',
-                   missing_resources=False, resources_changed=False,
-                   created_at=now, updated_at=None)
-        events = [dict(id=str(uuid.uuid4()), lease_id=lease_id,
-                       event_type=etype, time=start, due_at=start,
-                       status='UNDONE', attempts=0, claimed_by=None,
-                       claim_token=None, last_error=None, created_at=now,
-                       updated_at=None)
-                  for etype in ('start_lease', 'end_lease',
-                                'before_end_lease')]
-        noop = dict(action='reserve', lease_id=lease_id,
-                    reservation_id=res_id, event_id=None, manager='floor',
-                    created_at=now)
+        lease, res, events = common.lease_rows(
+            'sql-%06d' % i, start, start + datetime.timedelta(days=1),
+            project=PROJECT)
+        # the driver takes the JSON column as text
+        res['params'] = json.dumps(res['params'])
+        noop = dict(action='reserve', lease_id=lease['id'],
+                    reservation_id=res['id'], event_id=None,
+                    manager='floor', created_at=lease['created_at'])
         self.dialect.do_ping(self.dbapi)
         cur = self.dbapi.cursor()
         cur.execute(self._sql('lease', lease), lease)

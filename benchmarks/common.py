@@ -7,6 +7,7 @@ import http.client
 import json
 import math
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -165,6 +166,11 @@ class Climate:
         return self.cluster.api.pid
 
 
+# LeanClient.request takes ``json=`` as procs.Client does, which hides the
+# module inside it
+_json_dumps = json.dumps
+
+
 class _Response:
     def __init__(self, status_code, content):
         self.status_code = status_code
@@ -205,19 +211,20 @@ class LeanClient:
         if json is not None:
             body = _json_dumps(json).encode('utf-8')
             headers = dict(headers, **{'Content-Type': 'application/json'})
-        try:
-            response = self._exchange(method, path, body, headers)
-        except (http.client.RemoteDisconnected, ConnectionResetError,
-                BrokenPipeError):
-            # the server closed the idle keep-alive connection (as after
-            # a bulk insert): a new one, once, as requests would
-            response = self._exchange(method, path, body, headers)
+        response = self._exchange(method, path, body, headers)
         if response.status_code not in expect:
             raise AssertionError('%s %s: %d %s' % (
                 method, path, response.status_code, response.content[:500]))
         return response
 
     def _exchange(self, method, path, body, headers):
+        if self.conn is not None and self.conn.sock is not None and \
+                select.select([self.conn.sock], [], [], 0)[0]:
+            # an idle keep-alive connection is readable only when the
+            # server closed it (cheroot does after 10 s, as during a bulk
+            # insert): open a new one before sending rather than resend a
+            # request that may have been received (urllib3 checks the same)
+            self.close()
         if self.conn is None:
             self.conn = http.client.HTTPConnection(self.host, self.port,
                                                    timeout=self.timeout)
@@ -235,16 +242,42 @@ class LeanClient:
             self.conn = None
 
 
-_json_dumps = json.dumps
-
-
 # -- bulk rows ----------------------------------------------------------------
+
+def lease_rows(name, start, end, project='bench', created=None,
+               status='PENDING', event_status='UNDONE'):
+    """The rows Climate writes for a lease with one noop reservation and
+    its start/before_end/end events: ``(lease, reservation, events)``."""
+    lid = str(uuid.uuid4())
+    created = created or procs.utcnow().replace(microsecond=0)
+    lease = dict(
+        id=lid, name=name, user_id='bench-user', project_id=project,
+        trust_id=None, start_date=start, end_date=end, status=status,
+        status_reason=None, degraded=False, created_at=created,
+        updated_at=None)
+    reservation = dict(
+        id=str(uuid.uuid4()), lease_id=lid, resource_type='noop',
+        resource_id=None, status='pending', params={},
+        missing_resources=False, resources_changed=False,
+        created_at=created, updated_at=None)
+    # before_end as Climate puts it by default: 60 minutes before the end,
+    # not before the start
+    before_end = max(start, end - datetime.timedelta(minutes=60))
+    events = [dict(
+        id=str(uuid.uuid4()), lease_id=lid, event_type=etype, time=etime,
+        due_at=etime, status=event_status, attempts=0, claimed_by=None,
+        claim_token=None, last_error=None, created_at=created,
+        updated_at=None)
+        for etype, etime in (('start_lease', start),
+                             ('before_end_lease', before_end),
+                             ('end_lease', end))]
+    return lease, reservation, events
+
 
 def bulk_leases(db, count, start, end, project='bench', first=0,
                 created=None, status='PENDING', event_status='UNDONE',
                 chunk=5000):
-    """Insert ``count`` leases straight into SQL, each with one noop
-    reservation and start/before_end/end events, as Climate writes them.
+    """Insert ``count`` leases straight into SQL (``lease_rows``).
     Returns their ids."""
     leases = models.Lease.__table__
     reservations = models.Reservation.__table__
@@ -254,30 +287,14 @@ def bulk_leases(db, count, start, end, project='bench', first=0,
     for base in range(0, count, chunk):
         lrows, rrows, erows = [], [], []
         for i in range(base, min(count, base + chunk)):
-            lid = str(uuid.uuid4())
-            ids.append(lid)
-            when = created + datetime.timedelta(seconds=i // 10)
-            lrows.append(dict(
-                id=lid, name='bulk-%07d' % (first + i), user_id='bench-user',
-                project_id=project, trust_id=None, start_date=start,
-                end_date=end, status=status, status_reason=None,
-                degraded=False, created_at=when, updated_at=None))
-            rrows.append(dict(
-                id=str(uuid.uuid4()), lease_id=lid, resource_type='noop',
-                resource_id=None, status='pending', params={},
-                missing_resources=False, resources_changed=False,
-                created_at=when, updated_at=None))
-            # before_end as Climate puts it by default: 60 minutes before
-            # the end, not before the start
-            before_end = max(start, end - datetime.timedelta(minutes=60))
-            for etype, etime in (('start_lease', start),
-                                 ('before_end_lease', before_end),
-                                 ('end_lease', end)):
-                erows.append(dict(
-                    id=str(uuid.uuid4()), lease_id=lid, event_type=etype,
-                    time=etime, due_at=etime, status=event_status,
-                    attempts=0, claimed_by=None, claim_token=None,
-                    last_error=None, created_at=when, updated_at=None))
+            lease, reservation, lease_events = lease_rows(
+                'bulk-%07d' % (first + i), start, end, project,
+                created + datetime.timedelta(seconds=i // 10), status,
+                event_status)
+            ids.append(lease['id'])
+            lrows.append(lease)
+            rrows.append(reservation)
+            erows.extend(lease_events)
         with db.engine.begin() as conn:
             conn.execute(leases.insert(), lrows)
             conn.execute(reservations.insert(), rrows)

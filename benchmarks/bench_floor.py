@@ -101,8 +101,8 @@ class _Sql:
         self.dbapi.commit()
 
     def page(self, project_id, limit):
-        """The listing's page query (climate.db.lease_json renders each
-        lease in the database), fetched whole."""
+        """The listing's page query (the bodies stored with the leases,
+        climate.db.lease_json), fetched whole."""
         if 'page' not in self.statements:
             compiled = db_api._page_statement(
                 self.dialect.name, True, (), 'created_at', False, False,

@@ -15,12 +15,14 @@ import statistics
 import sys
 import tempfile
 import time
+import types
 import urllib.parse
 import uuid
 
 import sqlalchemy as sa
 
 from climate.db import models
+from climate.manager import views
 from climate.tests.functional import procs
 
 ENGINE = os.environ.get('CLIMATE_BENCH_ENGINE', procs.MARIADB)
@@ -271,6 +273,10 @@ def lease_rows(name, start, end, project='bench', created=None,
         for etype, etime in (('start_lease', start),
                              ('before_end_lease', before_end),
                              ('end_lease', end))]
+    # and the listing's body, as the create stores it
+    lease['body'] = json.dumps(views.lease(types.SimpleNamespace(
+        reservations=[types.SimpleNamespace(**reservation)],
+        events=[types.SimpleNamespace(**e) for e in events], **lease)))
     return lease, reservation, events
 
 

@@ -187,7 +187,7 @@ def _page_statement(dialect_name, scoped, filter_names, sort_key, descending,
     if after_marker:
         where.append(_after(order, {c.key: sa.bindparam(
             'after_' + c.key, type_=c.type) for c in order}, descending))
-    query = sa.select(lease_t.c.id, lease_json.body(dialect_name)).where(
+    query = sa.select(lease_t.c.id, lease_t.c.body).where(
         *where).order_by(*[c.desc() if descending else c.asc()
                            for c in order])
     if limited:
@@ -208,7 +208,7 @@ def lease_list(ctx, project_id=None, filters=None, limit=None, marker=None,
     Pagination is keyset-based (``marker`` is the id of the last lease of the
     previous page) so a page costs the same wherever it is in the table.
     Each lease comes as ``(id, body)``: its API body (with reservations and
-    events) rendered by the database, see :mod:`climate.db.lease_json`.
+    events) as stored with the lease, see :mod:`climate.db.lease_json`.
 
     :param filters: optional ``status`` (list), ``name``, ``time_from`` and
         ``time_to`` (leases overlapping that window).
@@ -239,7 +239,17 @@ def lease_list(ctx, project_id=None, filters=None, limit=None, marker=None,
             session.bind.dialect.name, project_id is not None,
             tuple(sorted(filters)), sort_key, sort_dir == 'desc',
             marker is not None, bool(limit))
-        return [tuple(row) for row in session.execute(query, params)]
+        rows = [tuple(row) for row in session.execute(query, params)]
+        unrendered = [lease_id for lease_id, body in rows if body is None]
+        if unrendered:
+            # leases written before bodies were stored
+            fresh = dict(session.execute(
+                sa.select(lease_t.c.id, lease_json.body(
+                    session.bind.dialect.name)).where(
+                    lease_t.c.id.in_(unrendered))).all())
+            rows = [(lease_id, body if body is not None else fresh[lease_id])
+                    for lease_id, body in rows]
+        return rows
 
 
 def lease_name_exists(ctx, project_id, name, exclude_id=None):
@@ -276,23 +286,36 @@ _INSERT_EVENTS = models.Event.__table__.insert()
 _INSERT_NOOP_ACTION = models.NoopAction.__table__.insert()
 
 
-def lease_create(ctx, values, reservations, events):
-    """Insert a lease with its reservations and events.
-
-    Returns the rows as read-only records with the attributes of the
-    models (``lease.reservations``, ``lease.events``), for
-    ``climate.manager.views``.  Core inserts, not the ORM unit of work:
-    this is the hot path of every create.  Must run inside the caller's
-    writer transaction so that plugin allocations made afterwards commit or
-    roll back with it.
-    """
+def lease_records(values, reservations, events):
+    """The rows a new lease will be written as, complete with their
+    defaults (ids, timestamps), as read-only records with the attributes
+    of the models (``lease.reservations``, ``lease.events``), for
+    ``climate.manager.views`` and :func:`lease_insert`."""
     lease = _complete_row(models.Lease.__table__, values)
-    res_rows = [_complete_row(models.Reservation.__table__,
-                              dict(r, lease_id=lease['id']))
-                for r in reservations]
-    event_rows = [_complete_row(models.Event.__table__,
-                                dict(e, lease_id=lease['id']))
-                  for e in events]
+    return types.SimpleNamespace(
+        reservations=[types.SimpleNamespace(**_complete_row(
+            models.Reservation.__table__, dict(r, lease_id=lease['id'])))
+            for r in reservations],
+        events=[types.SimpleNamespace(**_complete_row(
+            models.Event.__table__, dict(e, lease_id=lease['id'])))
+            for e in events],
+        **lease)
+
+
+def lease_insert(ctx, records, body):
+    """Insert a lease with its reservations and events (``records`` from
+    :func:`lease_records`) and ``body``, its listing's JSON text as
+    ``climate.manager.views`` renders the records.
+
+    Core inserts, not the ORM unit of work: this is the hot path of every
+    create.  Must run inside the caller's writer transaction so that plugin
+    allocations made afterwards commit or roll back with it; what they
+    change in the lease's rows must be noted (see
+    :func:`reservation_set_resource`) for the body to be rendered again.
+    """
+    lease = {key: value for key, value in vars(records).items()
+             if key not in ('reservations', 'events')}
+    lease['body'] = body
     with writer(ctx) as session:
         try:
             # Core on the session's connection: same transaction, without
@@ -300,22 +323,21 @@ def lease_create(ctx, values, reservations, events):
             conn = session.connection()
             conn.execute(_INSERT_LEASE, lease)
         except db_exc.DBDuplicateEntry:
-            raise exceptions.LeaseNameAlreadyExists(name=values['name'])
-        if res_rows:
-            conn.execute(_INSERT_RESERVATIONS, res_rows)
-        if event_rows:
-            conn.execute(_INSERT_EVENTS, event_rows)
-    return types.SimpleNamespace(
-        reservations=[types.SimpleNamespace(**r) for r in res_rows],
-        events=[types.SimpleNamespace(**e) for e in event_rows], **lease)
+            raise exceptions.LeaseNameAlreadyExists(name=lease['name'])
+        if records.reservations:
+            conn.execute(_INSERT_RESERVATIONS,
+                         [vars(r) for r in records.reservations])
+        if records.events:
+            conn.execute(_INSERT_EVENTS, [vars(e) for e in records.events])
 
 
-def reservation_set_resource(ctx, reservation_id, resource_id):
+def reservation_set_resource(ctx, lease_id, reservation_id, resource_id):
     """Store the resource id a plugin's ``reserve`` returned."""
     with writer(ctx) as session:
         session.execute(sa.update(models.Reservation).where(
             models.Reservation.id == reservation_id).values(
             resource_id=resource_id))
+        lease_json.changed(session, (lease_id,))
 
 
 def set_status(obj, kind, new, reason=None):
@@ -356,6 +378,7 @@ def lease_forget_trust(ctx, lease_id, trust_id):
         session.execute(sa.update(models.Lease).where(
             models.Lease.id == lease_id,
             models.Lease.trust_id == trust_id).values(trust_id=None))
+        lease_json.changed(session, (lease_id,))
 
 
 def trust_ids_in_use(ctx):
@@ -487,6 +510,8 @@ def events_claim(ctx, owner, token, now, batch, ttl, run_order=None,
             session.execute(sa.update(models.Event).where(
                 models.Event.id.in_([c.event_id for c in ids])).values(
                 **claim))
+        # the claimed events now show IN_PROGRESS
+        lease_json.changed(session, {c.lease_id for c in ids})
     return ids
 
 

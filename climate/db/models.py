@@ -21,6 +21,10 @@ class Base(orm.DeclarativeBase):
     pass
 
 
+#: A lease's stored JSON body: TEXT stops at 64 KiB on MariaDB.
+LEASE_BODY = sa.Text().with_variant(mysql.MEDIUMTEXT(), 'mysql', 'mariadb')
+
+
 class TimestampMixin:
     created_at = sa.Column(sa.DateTime, nullable=False, default=_now)
     updated_at = sa.Column(sa.DateTime, nullable=True, onupdate=_now)
@@ -48,6 +52,10 @@ class Lease(TimestampMixin, Base):
     status = sa.Column(sa.String(32), nullable=False)
     status_reason = sa.Column(sa.Text, nullable=True)
     degraded = sa.Column(sa.Boolean, nullable=False, default=False)
+    # the lease's API body as a listing shows it, reservations and events
+    # included, re-rendered by every transaction that changes them
+    # (climate.db.lease_json); not loaded with the lease
+    body = orm.deferred(sa.Column(LEASE_BODY, nullable=True))
 
     reservations = orm.relationship(
         'Reservation', back_populates='lease', cascade='all, delete-orphan',

@@ -7,6 +7,7 @@ only after the commit.
 """
 
 import datetime
+import json
 
 from oslo_config import cfg
 from oslo_log import log as logging
@@ -142,14 +143,16 @@ class LeaseService:
         with db_api.writer(ctx):
             # a taken name is caught by the unique key (lease_create raises
             # LeaseNameAlreadyExists): no query ahead of the insert
-            lease = db_api.lease_create(ctx, row_values, reservations, events)
+            lease = db_api.lease_records(row_values, reservations, events)
             lease_view = views.lease(lease)
-            for res, res_view in zip(lease.reservations,
-                                     lease_view['reservations']):
+            # the listing's body comes from here, not from the database
+            db_api.lease_insert(ctx, lease, json.dumps(lease_view))
+            res_views = {r['id']: r for r in lease_view['reservations']}
+            for res in lease.reservations:  # in the order asked for
                 resource_id = self.plugins.get(res.resource_type).reserve(
-                    ctx, lease_view, res_view)
+                    ctx, lease_view, res_views[res.id])
                 if resource_id is not None:
-                    db_api.reservation_set_resource(ctx, res.id,
+                    db_api.reservation_set_resource(ctx, lease.id, res.id,
                                                     resource_id)
                     res.resource_id = resource_id
             db_api.flush(ctx)

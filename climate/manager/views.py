@@ -2,8 +2,10 @@
 
 Dates are rendered here, once, so the API, notifications and plugins all
 see the same strings whether they are in the manager's process or not.
-Listings are rendered by the database instead (:mod:`climate.db.lease_json`,
-held to the same output by tests); :func:`lease_page` wraps them.
+A listing reads each lease's body as stored with it: rendered here when
+the lease is created, by the database after any other change
+(:mod:`climate.db.lease_json`, held to the same output by tests);
+:func:`lease_page` wraps them.
 """
 
 from climate import dates
@@ -47,6 +49,12 @@ def _event_order(ev):
     return ev.time, _RANK.get(ev.event_type, 1)
 
 
+def _reservation_order(res):
+    # as the database lists them; a lease's reservations are made in the
+    # same second, so the id decides
+    return res.created_at, res.id
+
+
 def lease(row):
     return {
         'id': row.id,
@@ -61,7 +69,8 @@ def lease(row):
         'degraded': row.degraded,
         'created_at': dates.format(row.created_at),
         'updated_at': dates.format(row.updated_at),
-        'reservations': [reservation(r) for r in row.reservations],
+        'reservations': [reservation(r) for r in sorted(
+            row.reservations, key=_reservation_order)],
         'events': [event(e) for e in sorted(row.events, key=_event_order)],
     }
 

@@ -23,6 +23,7 @@ from oslo_config import cfg
 from oslo_db import options as db_options
 import pytest
 import sqlalchemy as sa
+from sqlalchemy import orm
 import webob
 
 from climate.api import app as api_app
@@ -30,6 +31,7 @@ from climate import conf as climate_conf  # noqa: F401 - registers options
 from climate import context
 from climate import dates
 from climate.db import api as db_api
+from climate.db import lease_json
 from climate.db import migration
 from climate.db import models
 from climate.manager import service as manager_service
@@ -61,6 +63,7 @@ class ClimateEnvironment:
         self.manager = None
         self.app = None
         self._overridden = []
+        self._outdated = set()
 
     # -- lifecycle -------------------------------------------------------
 
@@ -92,6 +95,8 @@ class ClimateEnvironment:
             db_api.configure(connection=self.connection)
             migration.upgrade()
             rpc.init()
+            self._outdated = set()
+            sa.event.listen(orm.Session, 'after_transaction_end', self._check_bodies)
             self.manager = manager_service.ManagerService(
                 host='climate-test-manager')
             self.manager.start()
@@ -102,10 +107,17 @@ class ClimateEnvironment:
         return self
 
     def stop(self):
+        outdated = []
         try:
             if self.manager is not None:
                 self.manager.stop()
+                outdated = self.outdated_bodies()
         finally:
+            if sa.event.contains(orm.Session, 'after_transaction_end',
+                                 self._check_bodies):
+                sa.event.remove(orm.Session, 'after_transaction_end',
+                                self._check_bodies)
+            outdated = sorted(set(outdated) | self._outdated)
             self.manager = None
             self.app = None
             rpc.cleanup()
@@ -120,6 +132,10 @@ class ClimateEnvironment:
             if self.tmpdir:
                 shutil.rmtree(self.tmpdir, ignore_errors=True)
                 self.tmpdir = None
+        # every test's writes, whatever path they took, left the leases'
+        # stored listing bodies current
+        assert not outdated, 'leases listed with outdated bodies: %s' % (
+            outdated,)
 
     def __enter__(self):
         return self.start()
@@ -157,7 +173,7 @@ class ClimateEnvironment:
         """Every row of ``model`` (a climate.db.models class)."""
         ctx = context.admin_context()
         with db_api.reader(ctx) as session:
-            return session.query(model).all()
+            return session.query(model).options(orm.undefer('*')).all()
 
     def snapshot(self):
         """Every column of every row of every table a lease change may
@@ -172,6 +188,26 @@ class ClimateEnvironment:
                 (tuple((c, repr(getattr(row, c))) for c in columns)
                  for row in self.rows(model)), key=repr)
         return tables
+
+    def outdated_bodies(self):
+        """Ids of leases whose stored listing body is not current."""
+        with db_api.get_engine().connect() as conn:
+            return lease_json.outdated(conn)
+
+    def _check_bodies(self, session, transaction):
+        # after every transaction of any thread, not just at the end: a body
+        # left behind by one transaction may be re-rendered by a later one
+        # (an event's claim by its completion)
+        if transaction.parent is not None:
+            return  # a savepoint's
+        # a plain connection of its own: SQLite reads without a lock then,
+        # even inside a writer() block
+        engine = sa.create_engine(self.connection, poolclass=sa.pool.NullPool)
+        try:
+            with engine.connect() as conn:
+                self._outdated.update(lease_json.outdated(conn))
+        finally:
+            engine.dispose()
 
     def noop_actions(self, lease_id=None):
         """(action, lease_id) of each noop plugin action, in order."""

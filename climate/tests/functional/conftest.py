@@ -18,6 +18,7 @@ import os
 
 import pytest
 
+from climate.db import lease_json
 from climate.tests.functional import failing_plugin
 from climate.tests.functional import procs
 
@@ -120,7 +121,14 @@ def climate(tmp_path, database, vhost, request):
     env = Climate(tmp_path, database, vhost)
     yield env
     env.stop()
-    if env.cluster is not None and _failed(request):
+    if env.cluster is None:
+        return
+    if _failed(request):
         print('\n----- Climate processes (database %s %s, vhost %s) -----' %
               (database.engine_name, database.name, vhost.name))
         print(env.cluster.report())
+    # whatever the processes did, the leases' stored listing bodies are
+    # current (climate.db.lease_json)
+    with database.engine.connect() as conn:
+        outdated = lease_json.outdated(conn)
+    assert not outdated, 'leases with outdated bodies: %s' % outdated

@@ -1,5 +1,6 @@
 """The database renders a listed lease exactly as
-``climate.manager.views.lease`` renders it from rows (``climate.db.lease_json``).
+``climate.manager.views.lease`` renders it from rows (``climate.db.lease_json``),
+whether the listing reads the body stored with the lease or renders it.
 
 Shared by the unit test (SQLite) and the functional one (MariaDB and
 PostgreSQL).  The leases carry what is hard to get right in three SQL
@@ -12,6 +13,8 @@ import datetime
 import json
 import random
 import uuid
+
+import sqlalchemy as sa
 
 from climate import context
 from climate.db import api as db_api
@@ -80,9 +83,21 @@ def make_leases(ctx, rng, count=12):
 
 
 def check(seed=5):
-    """Raise AssertionError naming the first lease and field that differ."""
+    """Raise AssertionError naming the first lease and field that differ.
+
+    Twice: as the bodies stored when the leases were written, then with
+    every body cleared, as a listing renders leases that have none.
+    """
     ctx = context.admin_context()
     ids = make_leases(ctx, random.Random(seed))
+    _check_listing(ctx, ids)
+    with db_api.writer(ctx) as session:
+        session.execute(sa.update(models.Lease).values(
+            body=None, updated_at=models.Lease.updated_at))
+    _check_listing(ctx, ids)
+
+
+def _check_listing(ctx, ids):
     listed = db_api.lease_list(ctx, 'parity', sort_key='id')
     assert [lease_id for lease_id, _ in listed] == sorted(ids)
     for lease_id, body in listed:

@@ -6,7 +6,6 @@ from keystonemiddleware import auth_token
 from oslo_config import cfg
 from oslo_log import log as logging
 from oslo_middleware import healthcheck
-from oslo_middleware import http_proxy_to_wsgi
 from oslo_middleware import request_id
 import pecan
 import pecan.core
@@ -65,5 +64,5 @@ def setup_app(conf=None, manager_api=None):
     app = middleware.JsonErrors(app)
     app = middleware.RequestLogContext(app)
     app = request_id.RequestId(app)
-    app = http_proxy_to_wsgi.HTTPProxyToWSGI(app, conf)
+    app = middleware.ProxyHeaders(app, conf)
     return app

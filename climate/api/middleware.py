@@ -6,9 +6,10 @@ import json
 import re
 
 from oslo_log import log as logging
+from oslo_middleware import http_proxy_to_wsgi
 from oslo_middleware import request_id
 import webob
-import webob.dec
+import webob.headers
 
 from climate.api import errors
 from climate.api import microversion
@@ -35,6 +36,22 @@ class PathRouter:
     def __call__(self, environ, start_response):
         target = self.routes.get(environ.get('PATH_INFO') or '/', self.app)
         return target(environ, start_response)
+
+
+class ProxyHeaders:
+    """oslo.middleware's HTTPProxyToWSGI, passed only when
+    ``[oslo_middleware] enable_proxy_headers_parsing`` is on (it does
+    nothing otherwise, at the cost of a webob request and response)."""
+
+    def __init__(self, app, conf):
+        self.app = app
+        self.proxy = http_proxy_to_wsgi.HTTPProxyToWSGI(app, conf)
+        self.conf = conf
+
+    def __call__(self, environ, start_response):
+        if self.conf.oslo_middleware.enable_proxy_headers_parsing:
+            return self.proxy(environ, start_response)
+        return self.app(environ, start_response)
 
 
 class RequestLogContext:
@@ -88,29 +105,37 @@ class Microversion:
     def __init__(self, app):
         self.app = app
 
-    @webob.dec.wsgify
-    def __call__(self, req):
-        if not req.path_info.startswith('/v1'):
-            return req.get_response(self.app)
+    def __call__(self, environ, start_response):
+        # plain WSGI rather than webob.dec.wsgify: every request passes
+        # here, and a wsgify layer buffers the whole answer into a Response
+        if not environ.get('PATH_INFO', '').startswith('/v1'):
+            return self.app(environ, start_response)
         try:
-            version = microversion.from_headers(req.headers)
+            version = microversion.from_headers(
+                webob.headers.EnvironHeaders(environ))
         except ValueError as exc:
             return errors.response(
                 400, 'Invalid OpenStack-API-Version header %r: expected '
                      '"reservation X.Y" or "reservation latest"' %
-                (exc.args[0],), 'InvalidAPIVersion')
+                (exc.args[0],), 'InvalidAPIVersion')(environ, start_response)
         except LookupError as exc:
             return errors.response(
                 406, 'Version %s is not supported by the API. Minimum is %s '
                      'and maximum is %s.' % (exc.args[0], microversion.MIN,
                                              microversion.MAX),
-                'APIVersionNotAcceptable')
-        req.environ[microversion.ENVIRON_KEY] = version
-        resp = req.get_response(self.app)
-        resp.headers[microversion.HEADER] = '%s %s' % (
-            microversion.SERVICE_TYPE, version)
-        resp.headers['Vary'] = microversion.HEADER
-        return resp
+                'APIVersionNotAcceptable')(environ, start_response)
+        environ[microversion.ENVIRON_KEY] = version
+        echoed = [(microversion.HEADER, '%s %s' % (microversion.SERVICE_TYPE,
+                                                   version)),
+                  ('Vary', microversion.HEADER)]
+
+        def versioned_start_response(status, headers, exc_info=None):
+            names = {microversion.HEADER.lower(), 'vary'}
+            headers = [(k, v) for k, v in headers
+                       if k.lower() not in names] + echoed
+            return start_response(status, headers, exc_info)
+
+        return self.app(environ, versioned_start_response)
 
 
 def decode_json_body(req, max_bytes):
@@ -157,16 +182,16 @@ class JsonBody:
         self.app = app
         self.max_bytes = max_bytes
 
-    @webob.dec.wsgify
-    def __call__(self, req):
-        if req.method in self.METHODS:
+    def __call__(self, environ, start_response):
+        if environ.get('REQUEST_METHOD') in self.METHODS:
             try:
-                req.environ[JSON_BODY] = decode_json_body(req,
-                                                          self.max_bytes)
+                environ[JSON_BODY] = decode_json_body(
+                    webob.Request(environ), self.max_bytes)
             except exceptions.MalformedRequestBody as exc:
                 return errors.from_exception(
-                    exc, req.environ.get(microversion.ENVIRON_KEY))
-        return req.get_response(self.app)
+                    exc, environ.get(microversion.ENVIRON_KEY))(
+                    environ, start_response)
+        return self.app(environ, start_response)
 
 
 class JsonErrors:
@@ -185,11 +210,38 @@ class JsonErrors:
         except (ValueError, TypeError, AttributeError, KeyError):
             return None
 
-    @webob.dec.wsgify
-    def __call__(self, req):
-        resp = req.get_response(self.app)
-        if resp.status_int < 400:
-            return resp
+    def __call__(self, environ, start_response):
+        answered, written = [], []
+
+        def held_start_response(status, headers, exc_info=None):
+            answered[:] = [status, headers, exc_info]
+            return written.append  # WSGI's write(), which nobody here uses
+
+        body = self.app(environ, held_start_response)
+        if not answered or written:
+            # an application that answers as it is iterated, or wrote
+            original = body
+            try:
+                body = written + list(original)
+            finally:
+                if hasattr(original, 'close'):
+                    original.close()
+        status, headers, exc_info = answered
+        if int(status.split(' ', 1)[0]) < 400:
+            # successes pass through untouched, unbuffered
+            start_response(status, headers, exc_info)
+            return body
+        try:
+            content = b''.join(body)
+        finally:
+            if hasattr(body, 'close'):
+                body.close()
+        resp = webob.Response(status=status, headerlist=list(headers),
+                              body=content)
+        return self._json_error(webob.Request(environ), resp)(
+            environ, start_response)
+
+    def _json_error(self, req, resp):
         title = resp.status.split(' ', 1)[-1]
         message = title
         if resp.content_type == 'application/json':

@@ -14,12 +14,17 @@ real request, in interleaved rounds so that all four see the same machine
   the pool's ping, the inserts of the lease, its reservation, its three
   events and the noop plugin's record, and the COMMIT.  For a page: the
   listing's own query, which renders the leases as JSON in the database;
+- chain (create only): the three chained as Climate chains them, one
+  process each: a bare WSGI server whose POST makes the bare RPC call,
+  whose server runs the bare SQL before answering;
 - post / get: the real request.
 
 The sum of the three floors is what a request would cost if Climate's own
 stack (pecan, WSME, oslo.policy, oslo.context, SQLAlchemy and oslo.db, the
 plugin, logging) took no time; the real request minus that sum is what it
-does take.
+does take.  The chain is the other way round: what the processes and
+their hops cost together (a hop wakes a process that may wait for a core);
+the real POST minus the chain is what Climate's own code takes.
 """
 
 import datetime
@@ -31,8 +36,7 @@ import tempfile
 import time
 
 import common
-from climate.db import api as db_api
-from climate.db import models
+import floor_servers
 from climate.tests.functional import procs
 
 ROUNDS = 20
@@ -53,73 +57,10 @@ def _create_body(i):
             'reservations': [{'resource_type': 'noop'}], 'events': []}
 
 
-def _start(kind, arg, lease_file):
+def _start(kind, arg, lease_file, *extra):
     return subprocess.Popen(
         [sys.executable, os.path.join(HERE, 'floor_servers.py'), kind,
-         str(arg), lease_file], stdin=subprocess.DEVNULL)
-
-
-class _Sql:
-    """A create's and a page's SQL on a bare DB-API connection."""
-
-    TABLES = {'lease': models.Lease.__table__,
-              'reservation': models.Reservation.__table__,
-              'event': models.Event.__table__,
-              'noop': models.NoopAction.__table__}
-
-    def __init__(self, engine):
-        self.dialect = engine.dialect
-        self.raw = engine.raw_connection()
-        self.dbapi = self.raw.driver_connection
-        self.statements = {}
-
-    def _sql(self, name, row):
-        """The driver's SQL text of the insert, as Climate's is compiled."""
-        key = (name, tuple(row))
-        if key not in self.statements:
-            self.statements[key] = str(self.TABLES[name].insert().compile(
-                dialect=self.dialect, column_keys=list(row)))
-        return self.statements[key]
-
-    def create(self, i):
-        start = datetime.datetime(2099, 1, 1)
-        lease, res, events = common.lease_rows(
-            'sql-%06d' % i, start, start + datetime.timedelta(days=1),
-            project=PROJECT)
-        # the driver takes the JSON column as text
-        res['params'] = json.dumps(res['params'])
-        noop = dict(action='reserve', lease_id=lease['id'],
-                    reservation_id=res['id'], event_id=None,
-                    manager='floor', created_at=lease['created_at'])
-        self.dialect.do_ping(self.dbapi)
-        cur = self.dbapi.cursor()
-        cur.execute(self._sql('lease', lease), lease)
-        cur.execute(self._sql('reservation', res), res)
-        cur.executemany(self._sql('event', events[0]), events)
-        cur.execute(self._sql('noop', noop), noop)
-        cur.close()
-        self.dbapi.commit()
-
-    def page(self, project_id, limit):
-        """The listing's page query (the bodies stored with the leases,
-        climate.db.lease_json), fetched whole."""
-        if 'page' not in self.statements:
-            compiled = db_api._page_statement(
-                self.dialect.name, True, (), 'created_at', False, False,
-                True).compile(dialect=self.dialect)
-            self.statements['page'] = (str(compiled), compiled)
-        text, compiled = self.statements['page']
-        cur = self.dbapi.cursor()
-        cur.execute(text, compiled.construct_params(
-            {'project_id': project_id, 'limit': limit}))
-        rows = cur.fetchall()
-        cur.close()
-        self.dbapi.rollback()
-        assert len(rows) == limit, len(rows)
-        return rows
-
-    def close(self):
-        self.raw.close()
+         str(arg), lease_file] + list(extra), stdin=subprocess.DEVNULL)
 
 
 def run(rounds=ROUNDS, list_rounds=LIST_ROUNDS):
@@ -137,18 +78,27 @@ def run(rounds=ROUNDS, list_rounds=LIST_ROUNDS):
             servers.append(_start('http', port, answers_file))
             servers.append(_start('rpc', env.vhost.transport_url,
                                   answers_file))
+            chain_port = procs.free_port()
+            servers.append(_start('chain-rpc', env.vhost.transport_url,
+                                  answers_file, env.database.url))
+            servers.append(_start('chain-http', chain_port, answers_file,
+                                  env.vhost.transport_url))
             bare_http = common.LeanClient('http://127.0.0.1:%d' % port)
-            procs.wait_for(lambda: _reachable(bare_http), 60,
-                           message='the bare HTTP server')
+            chain = common.LeanClient('http://127.0.0.1:%d' % chain_port)
+            for server in (bare_http, chain):
+                procs.wait_for(lambda: _reachable(server), 60,
+                               message='the bare HTTP servers')
             rpc_client, transport = _rpc_client(env.vhost.transport_url)
-            sql = _Sql(env.database.engine)
+            sql = floor_servers.BareSql(env.database.engine, PROJECT)
             page = {'limit': LIMIT}
             create = _interleaved({
                 'http': lambda i: bare_http.request(
                     'POST', '/', expect=(201,), json=_create_body(i)).json(),
                 'rpc': lambda i: rpc_client.call(
                     {}, 'create_lease', body=_create_body(i)),
-                'sql': sql.create,
+                'sql': lambda i: sql.create('sql-%06d' % i),
+                'chain': lambda i: chain.request(
+                    'POST', '/', expect=(201,), json=_create_body(i)).json(),
                 'post': lambda i: client.request(
                     'POST', '/v1/leases', expect=(201,),
                     json=_create_body(i)).json(),
@@ -162,6 +112,7 @@ def run(rounds=ROUNDS, list_rounds=LIST_ROUNDS):
                     'GET', '/v1/leases', params=page).json(),
             }, list_rounds)
             sql.close()
+            chain.close()
             bare_http.close()
             client.close()
             transport.cleanup()
@@ -183,6 +134,13 @@ def run(rounds=ROUNDS, list_rounds=LIST_ROUNDS):
                   label, floor, real.upper(), p50[real], p50[real] - floor,
                   target))
         results[label] = {'floor_ms': floor, 'p50_ms': p50[real]}
+        if 'chain' in p50:
+            print('  %s: the three crossings chained, one process each as '
+                  'Climate runs them, p50 %.1f ms; %s p50 %.1f ms, of which '
+                  'Climate\'s own code %.1f ms' % (
+                      label, p50['chain'], real.upper(), p50[real],
+                      p50[real] - p50['chain']))
+            results[label]['chain_ms'] = p50['chain']
     return results
 
 
@@ -205,7 +163,7 @@ def _write_answers(env, client, path):
 
 def _reachable(client):
     try:
-        client.request('POST', '/', expect=(201,), json={})
+        client.request('GET', '/')
         return True
     except OSError:
         return False
@@ -215,7 +173,6 @@ def _rpc_client(transport_url):
     from oslo_config import cfg
     import oslo_messaging as messaging
 
-    import floor_servers
     from climate import rpc  # noqa: F401  (its poller setting applies)
 
     # oslo.messaging registers some of its options on the global CONF only
@@ -224,16 +181,18 @@ def _rpc_client(transport_url):
     transport = messaging.get_rpc_transport(conf, url=transport_url)
     client = messaging.get_rpc_client(
         transport, messaging.Target(topic=floor_servers.TOPIC), timeout=30)
-    procs.wait_for(lambda: _answers(client), 60,
-                   message='the bare RPC server')
+    tries = iter(range(-1, -1000, -1))  # names no measured call takes
+    for topic in (floor_servers.TOPIC, floor_servers.CHAIN_TOPIC):
+        procs.wait_for(lambda: _answers(client, topic, next(tries)), 60,
+                       message='the bare RPC server of %s' % topic)
     return client, transport
 
 
-def _answers(client):
+def _answers(client, topic, i):
     import oslo_messaging as messaging
     try:
-        return client.prepare(timeout=2).call(
-            {}, 'create_lease', body=_create_body(0))
+        return client.prepare(topic=topic, timeout=2).call(
+            {}, 'create_lease', body=_create_body(i))
     except messaging.MessagingTimeout:
         return None
 

@@ -272,5 +272,3 @@ class JsonErrors:
             if name in resp.headers:
                 new.headers[name] = resp.headers[name]
         return new
-
-

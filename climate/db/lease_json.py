@@ -277,7 +277,7 @@ def _rendered(dialect_name):
             (ev.time, _EVENT_RANK, ev.created_at, ev.id))))))
 
 
-# -- stored bodies -------------------------------------------------------------
+# -- stored bodies ----------------------------------------------------------
 
 def _store(dialect_name, where):
     # updated_at is set to itself: re-rendering is not a change of the

@@ -96,7 +96,8 @@ class ClimateEnvironment:
             migration.upgrade()
             rpc.init()
             self._outdated = set()
-            sa.event.listen(orm.Session, 'after_transaction_end', self._check_bodies)
+            sa.event.listen(orm.Session, 'after_transaction_end',
+                            self._check_bodies)
             self.manager = manager_service.ManagerService(
                 host='climate-test-manager')
             self.manager.start()

@@ -27,7 +27,10 @@ index.  Every
 transaction that changes a lease, a reservation or an event re-renders
 the bodies of the leases it touched, in one UPDATE just before it commits
 (:func:`changed`; ORM changes are noted by themselves, Core statements
-call it), so a stored body is never older than the committed rows.  A
+call it), so a stored body is never older than the committed rows: the
+UPDATE takes the leases' row locks, so of two transactions changing one
+lease the later one renders the earlier one's changes too (on PostgreSQL
+only once it holds the locks, see :func:`refresh`).  A
 lease created by ``db.api.lease_insert`` comes with its body from
 ``climate.manager.views`` instead, which saves the create that UPDATE.  A
 lease whose body is NULL (written before the column existed) is rendered
@@ -292,12 +295,29 @@ def _refresh_statement(dialect_name):
                   _LEASE.c.id.in_(sa.bindparam('ids', expanding=True)))
 
 
+@functools.lru_cache(maxsize=None)
+def _lock_statement():
+    return sa.select(_LEASE.c.id).where(
+        _LEASE.c.id.in_(sa.bindparam('ids', expanding=True))).order_by(
+        _LEASE.c.id).with_for_update()
+
+
 def refresh(connection, lease_ids):
     """Store the current body of each lease of ``lease_ids`` (in the
     connection's transaction)."""
-    if lease_ids:
-        connection.execute(_refresh_statement(connection.dialect.name),
-                           {'ids': sorted(lease_ids)})
+    if not lease_ids:
+        return
+    ids = {'ids': sorted(lease_ids)}
+    dialect = connection.dialect.name
+    if dialect == 'postgresql':
+        # An UPDATE that waited for a lease's row lock re-reads that row,
+        # but its subqueries still read the reservations and events as of
+        # before the wait, missing what the lock's holder committed.  Taken
+        # first, the lock makes the UPDATE a statement started after it,
+        # which sees everything committed.  (MariaDB's UPDATE reads them
+        # with locking reads, the latest committed; SQLite has one writer.)
+        connection.execute(_lock_statement(), ids)
+    connection.execute(_refresh_statement(dialect), ids)
 
 
 def render_missing(connection):

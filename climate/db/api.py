@@ -252,6 +252,13 @@ def lease_list(ctx, project_id=None, filters=None, limit=None, marker=None,
         return rows
 
 
+def lease_bodies_fill(ctx, limit):
+    """Store the listing body of up to ``limit`` leases that have none;
+    returns how many (see :mod:`climate.db.lease_json`)."""
+    with writer(ctx) as session:
+        return lease_json.render_missing(session.connection(), limit)
+
+
 def lease_name_exists(ctx, project_id, name, exclude_id=None):
     with reader(ctx) as session:
         query = session.query(models.Lease.id).filter_by(

@@ -34,8 +34,10 @@ only once it holds the locks, see :func:`refresh`).  A
 lease created by ``db.api.lease_insert`` comes with its body from
 ``climate.manager.views`` instead, which saves the create that UPDATE.  A
 lease whose body is NULL (written before the column existed) is rendered
-when listed.  A change to the body's shape therefore needs a migration
-that clears or re-renders the stored bodies (:func:`render_missing`).
+when listed, and stored by the managers in the background
+(``climate.manager.body_filler``).  A change to the body's shape
+therefore needs a migration that clears the stored bodies (``UPDATE leases
+SET body = NULL``): the managers then store them again in the new shape.
 """
 
 import functools
@@ -320,11 +322,14 @@ def refresh(connection, lease_ids):
     connection.execute(_refresh_statement(dialect), ids)
 
 
-def render_missing(connection):
-    """Store the body of every lease that has none (migrations, bulk
-    loads)."""
-    connection.execute(_store(connection.dialect.name,
-                              _LEASE.c.body.is_(None)))
+def render_missing(connection, limit):
+    """Store the body of up to ``limit`` leases that have none; returns
+    how many."""
+    ids = connection.execute(sa.select(_LEASE.c.id).where(
+        _LEASE.c.body.is_(None)).order_by(_LEASE.c.id).limit(
+        limit)).scalars().all()
+    refresh(connection, ids)
+    return len(ids)
 
 
 def outdated(connection):

@@ -16,6 +16,7 @@ from climate.manager import hosts
 from climate.manager import leases
 from climate.manager import plugins as plugin_registry
 from climate.manager import rpcapi
+from climate.manager import body_filler
 from climate.manager import trust_sweeper
 from climate.notifications import lease as lease_notifications
 from climate import rpc
@@ -92,6 +93,7 @@ class ManagerService:
         self._server = None
         self.healer = hosts.Healer(self.plugins)
         self.trust_sweeper = trust_sweeper.TrustSweeper()
+        self.body_filler = body_filler.BodyFiller()
 
     def _wake_all(self):
         self.engine.wake()
@@ -110,6 +112,7 @@ class ManagerService:
         self.engine.start()
         self.healer.start()
         self.trust_sweeper.start()
+        self.body_filler.start()
         LOG.info('climate-manager %s started (plugins: %s)', self.host,
                  ', '.join(CONF.manager.plugins))
 
@@ -119,6 +122,7 @@ class ManagerService:
             self._server.stop()
         self.healer.stop()
         self.trust_sweeper.stop()
+        self.body_filler.stop()
         self.engine.stop()
         if self._server is not None:
             self._server.wait()

@@ -14,6 +14,7 @@ from climate.db import api as db_api
 from climate.db import lease_json
 from climate.db import migration
 from climate.db import models
+from climate.manager import body_filler
 from climate.manager import views
 
 CONF = cfg.CONF
@@ -147,12 +148,27 @@ def test_leases_without_a_body_are_rendered_when_listed(ctx):
         first.id: _shown(ctx, first.id), second.id: _shown(ctx, second.id)}
 
 
-def test_the_migration_renders_the_leases_already_there(ctx):
-    lease = _create(ctx)
-    shown = _shown(ctx, lease.id)
+def _body_column(ctx, lease_id):
+    with db_api.reader(ctx) as session:
+        return session.scalar(sa.select(models.Lease.body).where(
+            models.Lease.id == lease_id))
+
+
+def test_leases_from_before_the_migration_are_filled_in_batches(
+        ctx, monkeypatch):
+    leases = [_create(ctx, 'lease-%d' % i) for i in range(5)]
+    shown = {lease.id: _shown(ctx, lease.id) for lease in leases}
     migration.downgrade('0003')
     migration.upgrade()
-    assert _stored(ctx, lease.id) == shown
+    assert {_body_column(ctx, lease_id) for lease_id in shown} == {None}
+    # listed all the same, rendered on the way
+    assert {k: json.loads(v) for k, v in db_api.lease_list(ctx)} == shown
+
+    monkeypatch.setattr(body_filler, 'BATCH', 2)
+    filler = body_filler.BodyFiller()
+    assert filler.run_once() == 5
+    assert {lease_id: _stored(ctx, lease_id) for lease_id in shown} == shown
+    assert filler.run_once() == 0
 
 
 def test_a_stale_body_is_reported(ctx):

@@ -37,6 +37,7 @@ import time
 
 import common
 import floor_servers
+from climate.manager import views
 from climate.tests.functional import procs
 
 ROUNDS = 20
@@ -154,8 +155,9 @@ def _write_answers(env, client, path):
     page_body = client.request('GET', '/v1/leases',
                                params={'limit': LIMIT}).content
     leases = json.loads(page_body)['leases']
-    page = {'leases': json.dumps(leases), 'count': len(leases),
-            'last_id': leases[-1]['id']}
+    # as the manager sends it
+    page = views.lease_page([(lease['id'], json.dumps(lease))
+                             for lease in leases], compressed=True)
     with open(path, 'w') as f:
         json.dump({'lease': lease, 'page': page,
                    'page_body': page_body.decode('utf-8')}, f)

@@ -75,9 +75,10 @@ class LeaseService:
         return views.lease(db_api.lease_get(ctx, lease_id, _scope(ctx)))
 
     def list(self, ctx, project_id=None, filters=None, limit=None,
-             marker=None, sort_key='created_at', sort_dir='asc'):
+             marker=None, sort_key='created_at', sort_dir='asc',
+             compressed=False):
         """Leases visible to the caller, filtered and paginated, as a
-        :func:`climate.manager.views.lease_page`.
+        :func:`climate.manager.views.lease_page` (``compressed`` or not).
 
         Admins see every project unless ``project_id`` narrows the list.
         """
@@ -85,7 +86,8 @@ class LeaseService:
         if scope is None:
             scope = project_id
         return views.lease_page(db_api.lease_list(
-            ctx, scope, filters, limit, marker, sort_key, sort_dir))
+            ctx, scope, filters, limit, marker, sort_key, sort_dir),
+            compressed)
 
     # -- creating ------------------------------------------------------------
 

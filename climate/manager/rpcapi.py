@@ -12,9 +12,11 @@ class ManagerAPI:
         self._fanout = rpc.get_client(fanout=True)
 
     def list_leases(self, ctx, **query):
-        """A page of leases: ``{'leases': JSON text of the array, 'count',
-        'last_id'}`` (``climate.manager.views.lease_page``)."""
-        return self._client.call(ctx, 'list_leases', query=query)
+        """A page of leases: ``{'leases_zlib': the JSON text of the array,
+        deflated, 'count', 'last_id'}`` (``climate.manager.views.lease_page``;
+        ``views.page_leases`` gives the text)."""
+        return self._client.call(ctx, 'list_leases',
+                                 query=dict(query, compressed=True))
 
     def get_lease(self, ctx, lease_id):
         return self._client.call(ctx, 'get_lease', lease_id=lease_id)

@@ -8,6 +8,9 @@ the lease is created, by the database after any other change
 :func:`lease_page` wraps them.
 """
 
+import base64
+import zlib
+
 from climate import dates
 
 
@@ -75,11 +78,32 @@ def lease(row):
     }
 
 
-def lease_page(rows):
+def lease_page(rows, compressed=False):
     """A listing as the manager answers it: ``leases``, the JSON text of
     the array of lease bodies (``rows`` are ``(id, body)`` pairs from
     ``db.api.lease_list``), which the API sends on as it is; ``count``
-    and ``last_id`` for the link to the next page."""
-    return {'leases': '[%s]' % ','.join(body for _id, body in rows),
-            'count': len(rows),
-            'last_id': rows[-1][0] if rows else None}
+    and ``last_id`` for the link to the next page.
+
+    :param compressed: give the text as ``leases_zlib`` instead, deflated
+        and in base64 (:func:`page_leases` reads either).  A page of 100
+        is about 150 KB of JSON, which oslo.messaging would escape into a
+        string twice over (message, then envelope) and decode twice on the
+        API's side; deflated it is a sixth of that, and the whole hop to
+        the API costs less even counting the compression.
+    """
+    text = '[%s]' % ','.join(body for _id, body in rows)
+    page = {'count': len(rows), 'last_id': rows[-1][0] if rows else None}
+    if compressed:
+        page['leases_zlib'] = base64.b64encode(
+            zlib.compress(text.encode('utf-8'), 1)).decode('ascii')
+    else:
+        page['leases'] = text
+    return page
+
+
+def page_leases(page):
+    """The JSON text of the leases of a :func:`lease_page`."""
+    if 'leases_zlib' in page:
+        return zlib.decompress(
+            base64.b64decode(page['leases_zlib'])).decode('utf-8')
+    return page['leases']

@@ -10,6 +10,7 @@ from climate.api import microversion
 from climate.api.v1 import types
 from climate import dates
 from climate import exceptions
+from climate.manager import views
 from climate import policy
 
 PAGINATION_VERSION = microversion.Version.parse('1.1')
@@ -78,7 +79,7 @@ def _next_link(request, page, limit):
 def _page_body(page, links=()):
     # the manager's page is JSON text already (climate.db.lease_json):
     # decoding it here only to encode it again would double the API's cost
-    body = '{"leases": %s' % page['leases']
+    body = '{"leases": %s' % views.page_leases(page)
     if links:
         body += ', "leases_links": %s' % json.dumps(links)
     return body + '}'

@@ -28,12 +28,13 @@ manager_opts = [
                  help='Longest a manager sleeps without looking for due '
                       'events, even if nothing is due and nobody wakes it.'),
     cfg.IntOpt('lease_body_fill_interval', default=60, min=0,
-               help='Seconds between two passes that store the listing '
-                    'body of leases that have none: leases written before '
-                    'bodies were stored, or whose bodies an upgrade '
-                    'cleared because their shape changed (0: never; such '
-                    'leases are then rendered each time they are '
-                    'listed).'),
+               help='Seconds after a manager starts, and between its '
+                    'passes, before it stores the listing body of leases '
+                    'that have none: leases written before bodies were '
+                    'stored, or whose bodies an upgrade cleared because '
+                    'their shape changed.  It stops once none is left. '
+                    '0: never; such leases are then rendered each time '
+                    'they are listed.'),
     cfg.IntOpt('trust_sweep_interval', default=900, min=0,
                help='Seconds between two passes of the trust sweeper, which '
                     'deletes the Keystone trusts of ended leases that '

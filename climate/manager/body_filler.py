@@ -2,9 +2,12 @@
 
 Leases written before bodies were stored, or whose bodies an upgrade
 cleared because their shape changed, are listed all the same (the listing
-renders them, :mod:`climate.db.lease_json`), only more slowly; each pass
-stores theirs, a batch at a time, until none is left.  Several managers
-may fill at once: rendering a body twice is harmless.
+renders them, :mod:`climate.db.lease_json`), only more slowly; a pass
+stores theirs, a batch at a time, until none is left, and then the filler
+stops: leases get their body when they are written, so only an upgrade
+(which restarts the managers) leaves some without, and looking for them
+is a scan of the whole table.  Several managers may fill at once:
+rendering a body twice is harmless.
 """
 
 from oslo_config import cfg
@@ -29,6 +32,8 @@ class BodyFiller(periodic.PeriodicTask):
     def __init__(self, conf=None):
         super().__init__()
         self.conf = conf or CONF
+        #: True once a pass found no lease without a body.
+        self.finished = False
 
     def interval(self):
         return self.conf.manager.lease_body_fill_interval
@@ -42,6 +47,8 @@ class BodyFiller(periodic.PeriodicTask):
             done = db_api.lease_bodies_fill(ctx, BATCH)
             stored += done
             if done < BATCH:
+                self.finished = True
+                self._stopping.set()  # no further passes
                 break
         if stored:
             LOG.info('Stored the listing body of %d lease(s)', stored)

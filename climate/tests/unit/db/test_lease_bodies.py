@@ -168,7 +168,24 @@ def test_leases_from_before_the_migration_are_filled_in_batches(
     filler = body_filler.BodyFiller()
     assert filler.run_once() == 5
     assert {lease_id: _stored(ctx, lease_id) for lease_id in shown} == shown
-    assert filler.run_once() == 0
+    # nothing is left to look for: no more passes
+    assert filler.finished
+
+
+def test_the_filler_stops_only_once_nothing_is_left(ctx, monkeypatch):
+    lease = _create(ctx)
+    filler = body_filler.BodyFiller()
+    stored = []
+
+    def fill(ctx, limit):
+        # a full batch, then the last lease
+        stored.append(limit)
+        return limit if len(stored) == 1 else 0
+
+    monkeypatch.setattr(db_api, 'lease_bodies_fill', fill)
+    assert filler.run_once() == body_filler.BATCH
+    assert stored == [body_filler.BATCH] * 2 and filler.finished
+    assert _stored(ctx, lease.id) == _shown(ctx, lease.id)
 
 
 def test_a_stale_body_is_reported(ctx):

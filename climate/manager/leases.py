@@ -143,7 +143,7 @@ class LeaseService:
                          'params': params, 'status': states.RES_PENDING}
                         for plugin, params in validated]
         with db_api.writer(ctx):
-            # a taken name is caught by the unique key (lease_create raises
+            # a taken name is caught by the unique key (lease_insert raises
             # LeaseNameAlreadyExists): no query ahead of the insert
             lease = db_api.lease_records(row_values, reservations, events)
             lease_view = views.lease(lease)

@@ -1,0 +1,289 @@
+"""devstack/plugin.sh, run phase by phase under stand-ins for devstack.
+
+devstack itself cannot run here (it takes over a whole machine), so its
+functions are replaced by small shell functions that record each call and
+write ini files for real.  What the plugin runs of Climate's own runs for
+real: ``climate-db-manage upgrade`` builds the schema in SQLite and
+``climate-status upgrade check`` reads it.  The climate.conf it writes is
+then loaded with every option the config generator knows, so a misspelt
+section, option or value fails here.
+"""
+
+import configparser
+import importlib.metadata
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from keystoneauth1 import loading as ks_loading
+from oslo_config import cfg
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+BIN = Path(sys.executable).parent
+
+# Stand-ins for devstack's functions, each recording its call in $CALLS
+# (one line per call, tab-separated).
+STUBS = r'''
+record() { local IFS=$'\t'; echo "$*" >> "$CALLS"; }
+define_plugin() { record define_plugin "$@"; }
+enable_service() { local s; for s in "$@"; do ENABLED_SERVICES+=",$s"; done; }
+is_service_enabled() {
+    local s
+    for s in "$@"; do [[ ",$ENABLED_SERVICES," == *",$s,"* ]] && return 0; done
+    return 1
+}
+get_python_exec_prefix() { echo "$VENV_BIN"; }
+setup_develop() { record setup_develop "$@"; }
+sudo() { record sudo "$@"; "$@"; }
+iniset() { record iniset "$@"; "$VENV_BIN/python" "$INI_TOOL" set "$@"; }
+iniadd() { record iniadd "$@"; }
+iniget() { "$VENV_BIN/python" "$INI_TOOL" get "$@"; }
+ipv6_unquote() { local a=${1#[}; echo "${a%]}"; }
+setup_logging() { record setup_logging "$@"; }
+database_connection_url() { echo "sqlite:///$DB_FILE"; }
+recreate_database() { record recreate_database "$@"; rm -f "$DB_FILE"; }
+iniset_rpc_backend() {
+    record iniset_rpc_backend "$@"
+    iniset "$2" "${3:-DEFAULT}" transport_url "rabbit://stackrabbit:secret@127.0.0.1:5672/"
+}
+configure_keystone_authtoken_middleware() {
+    local f=$1 user=$2 section=${3:-keystone_authtoken}
+    record configure_keystone_authtoken_middleware "$@"
+    iniset "$f" "$section" auth_type password
+    iniset "$f" "$section" interface public
+    iniset "$f" "$section" auth_url "$KEYSTONE_SERVICE_URI"
+    iniset "$f" "$section" www_authenticate_uri "$KEYSTONE_SERVICE_URI"
+    iniset "$f" "$section" username "$user"
+    iniset "$f" "$section" password "$SERVICE_PASSWORD"
+    iniset "$f" "$section" user_domain_name "$SERVICE_DOMAIN_NAME"
+    iniset "$f" "$section" project_name "$SERVICE_PROJECT_NAME"
+    iniset "$f" "$section" project_domain_name "$SERVICE_DOMAIN_NAME"
+    iniset "$f" "$section" memcached_servers localhost:11211
+    iniset "$f" "$section" region_name "$REGION_NAME"
+}
+create_service_user() { record create_service_user "$@"; }
+get_or_add_user_project_role() { record get_or_add_user_project_role "$@"; }
+get_or_create_service() { record get_or_create_service "$@"; }
+get_or_create_endpoint() { record get_or_create_endpoint "$@"; }
+run_process() { record run_process "$@"; }
+stop_process() { record stop_process "$@"; }
+wait_for_service() { record wait_for_service "$@"; }
+echo_summary() { :; }
+die() { echo "die: $*" >&2; exit 1; }
+'''
+
+# devstack's ini functions for the stand-ins: DEFAULT is an ordinary
+# section here, as in oslo.config.
+INI_TOOL = r'''
+import configparser, sys
+cmd, path, section, option = sys.argv[1:5]
+p = configparser.RawConfigParser(interpolation=None, strict=False,
+                                 default_section='\0')
+p.optionxform = str
+p.read(path)
+if cmd == 'get':
+    print(p.get(section, option, fallback=''))
+else:
+    if not p.has_section(section):
+        p.add_section(section)
+    p.set(section, option, sys.argv[5])
+    with open(path, 'w') as f:
+        p.write(f)
+'''
+
+# stack.sh's globals the plugin reads, then the phases given as arguments
+DRIVER = r'''
+set -o errexit -o nounset -o pipefail
+source "$STUBS"
+DEST=$WORK/opt; DATA_DIR=$WORK/data; STACK_USER=$(id -un)
+SERVICE_HOST=127.0.0.1; SERVICE_PROTOCOL=http; SERVICE_LISTEN_ADDRESS=0.0.0.0
+ENABLE_DEBUG_LOG_LEVEL=True; SERVICE_TIMEOUT=60
+KEYSTONE_SERVICE_URI=http://127.0.0.1/identity; REGION_NAME=RegionOne
+SERVICE_PASSWORD=secret; SERVICE_PROJECT_NAME=service; SERVICE_DOMAIN_NAME=Default
+NOVA_CONF=$WORK/nova.conf; PYTHON=$WORK/python-of-nova
+CLIMATE_CONF_DIR=$WORK/etc/climate
+source "$CLIMATE_DIR/devstack/settings"
+for phase in "$@"; do
+    source "$CLIMATE_DIR/devstack/plugin.sh" $phase
+done
+'''
+
+STACK = ['stack install', 'stack post-config', 'stack extra']
+
+
+class Devstack:
+    """A work directory where the plugin runs with the stand-ins."""
+
+    def __init__(self, work, services):
+        self.work = work
+        self.services = services
+        self.calls_file = work / 'calls'
+        self.site_packages = work / 'site-packages'
+        self.site_packages.mkdir()
+        python_of_nova = work / 'python-of-nova'
+        # only asked where its site-packages are
+        python_of_nova.write_text('#!/bin/sh\necho "%s"\n' % self.site_packages)
+        python_of_nova.chmod(0o755)
+        for name, text in (('stubs.sh', STUBS), ('ini.py', INI_TOOL),
+                           ('driver.sh', DRIVER)):
+            (work / name).write_text(text)
+
+    @property
+    def conf_file(self):
+        return self.work / 'etc' / 'climate' / 'climate.conf'
+
+    @property
+    def db_file(self):
+        return self.work / 'climate.sqlite'
+
+    def run(self, *phases):
+        env = dict(os.environ, WORK=str(self.work), STUBS=str(self.work / 'stubs.sh'),
+                   INI_TOOL=str(self.work / 'ini.py'), CALLS=str(self.calls_file),
+                   VENV_BIN=str(BIN), DB_FILE=str(self.db_file),
+                   CLIMATE_DIR=str(ROOT), ENABLED_SERVICES=self.services)
+        self.calls_file.write_text('')
+        proc = subprocess.run(['bash', str(self.work / 'driver.sh'), *phases],
+                              env=env, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        return [line.split('\t') for line in self.calls_file.read_text().splitlines()]
+
+
+def _ini(path):
+    parser = configparser.RawConfigParser(interpolation=None, strict=False,
+                                          default_section='\0')
+    parser.optionxform = str
+    parser.read(path)
+    return parser
+
+
+def _known_options():
+    """A ConfigOpts holding every option of the generator's namespaces,
+    plus keystoneauth's password plugin in the two auth sections."""
+    conf = cfg.ConfigOpts()
+    generator = (ROOT / 'etc' / 'climate' / 'climate-config-generator.conf').read_text()
+    namespaces = [line.split('=', 1)[1].strip() for line in generator.splitlines()
+                  if line.startswith('namespace')]
+    for namespace in namespaces:
+        (entry_point,) = importlib.metadata.entry_points(group='oslo.config.opts',
+                                                          name=namespace)
+        for group, opts in entry_point.load()():
+            group = None if group in (None, 'DEFAULT') else group
+            for opt in opts:
+                try:
+                    conf.register_opt(opt, group=group)
+                except cfg.DuplicateOptError:
+                    pass  # another namespace's option of the same name
+    for group in ('keystone_authtoken', 'service_auth'):
+        for opt in ks_loading.get_auth_plugin_conf_options('password'):
+            try:
+                conf.register_opt(opt, group=group)
+            except cfg.DuplicateOptError:
+                pass
+    return conf
+
+
+@pytest.fixture
+def devstack(tmp_path):
+    return Devstack(tmp_path, 'key,mysql,rabbit,n-api,n-sch,n-cpu,placement-api')
+
+
+def test_stack_writes_a_valid_climate_conf(devstack):
+    devstack.run(*STACK)
+    written = _ini(devstack.conf_file)
+    conf = _known_options()
+    conf(args=[], project='climate', default_config_files=[str(devstack.conf_file)])
+    for section in written.sections():
+        group = None if section == 'DEFAULT' else section
+        for option in written[section]:
+            where = conf if group is None else conf[group]
+            assert option in where, '[%s] %s is not an option' % (section, option)
+            getattr(where, option)  # parses the value with the option's type
+    assert conf.auth_strategy == 'keystone'
+    assert conf.port == 1234
+    assert conf.database.connection == 'sqlite:///%s' % devstack.db_file
+    assert conf.manager.plugins == ['noop', 'physical.host.plugin']
+    assert conf.hosts.inventory == 'nova'
+    assert conf.keystone_authtoken.service_token_roles_required is True
+    assert conf.service_auth.username == conf.keystone_authtoken.username == 'climate'
+    assert conf.oslo_messaging_notifications.driver == ['messagingv2']
+
+
+def test_stack_builds_the_schema_and_registers_climate(devstack):
+    calls = devstack.run(*STACK)
+    # climate-db-manage really ran: Climate's tables are in the database
+    with sqlite3.connect(devstack.db_file) as db:
+        tables = {row[0] for row in db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'")}
+        (version,) = db.execute('SELECT version_num FROM alembic_version').fetchone()
+    assert {'leases', 'reservations', 'events'} <= tables
+    assert version
+
+    assert ['setup_develop', str(ROOT)] in calls
+    assert ['create_service_user', 'climate', 'admin'] in calls
+    assert ['get_or_add_user_project_role', 'service', 'climate', 'service',
+            'Default', 'Default'] in calls
+    assert ['get_or_create_service', 'climate', 'reservation',
+            'Resource reservation'] in calls
+    assert ['get_or_create_endpoint', 'reservation', 'RegionOne',
+            'http://127.0.0.1:1234/v1'] in calls
+    assert ['wait_for_service', '60', 'http://127.0.0.1:1234/healthcheck'] in calls
+
+    scripts = _console_scripts()
+    processes = {call[1]: call[2] for call in calls if call[0] == 'run_process'}
+    assert set(processes) == {'climate-api', 'climate-manager'}
+    for name, command in processes.items():
+        program, *args = command.split()
+        assert program == str(BIN / name) and name in scripts
+        assert args == ['--config-file', str(devstack.conf_file)]
+
+
+def test_nova_scheduler_gets_the_filter_once(devstack):
+    devstack.run(*STACK)
+    devstack.run('stack post-config')  # a second stack.sh on the same machine
+    nova = _ini(devstack.work / 'nova.conf')
+    enabled = nova['filter_scheduler']['enabled_filters'].split(',')
+    assert enabled.count('ClimateFilter') == 1
+    assert 'ComputeFilter' in enabled  # Nova's own list is kept
+    assert nova['climate']['aggregate_freepool_name'] == 'freepool'
+    assert nova['climate']['freepool_accepts_unreserved'] == 'True'
+    calls = devstack.run('stack post-config')
+    assert ['iniadd', str(devstack.work / 'nova.conf'), 'filter_scheduler',
+            'available_filters', 'climate_filter.ClimateFilter'] in calls
+    # nova-scheduler imports climate_filter from the directory the .pth names
+    (path,) = (devstack.site_packages / 'climate_filter.pth').read_text().split()
+    assert (Path(path) / 'climate_filter.py').is_file()
+
+
+def test_without_nova_the_inventory_is_static(tmp_path):
+    devstack = Devstack(tmp_path, 'key,mysql,rabbit')
+    devstack.run(*STACK)
+    assert _ini(devstack.conf_file)['hosts']['inventory'] == 'static'
+    assert not (devstack.work / 'nova.conf').exists()
+    assert not (devstack.site_packages / 'climate_filter.pth').exists()
+
+
+def test_unstack_and_clean(devstack):
+    devstack.run(*STACK)
+    calls = devstack.run('unstack', 'clean')
+    assert ['stop_process', 'climate-api'] in calls
+    assert ['stop_process', 'climate-manager'] in calls
+    assert not devstack.conf_file.parent.exists()
+    assert not (devstack.site_packages / 'climate_filter.pth').exists()
+
+
+def test_nothing_runs_when_climate_is_disabled(tmp_path):
+    devstack = Devstack(tmp_path, 'key,mysql,rabbit,n-api')
+    # settings enables both services; a local.conf may disable them again
+    (tmp_path / 'driver.sh').write_text(DRIVER.replace(
+        '\nfor phase', '\nENABLED_SERVICES=${ENABLED_SERVICES//,climate-*/}\nfor phase'))
+    calls = devstack.run(*STACK)
+    assert [c for c in calls if c[0] != 'define_plugin'] == []
+    assert not devstack.conf_file.exists()
+
+
+def _console_scripts():
+    return {ep.name for ep in importlib.metadata.entry_points(group='console_scripts')
+            if ep.value.startswith('climate.')}

@@ -17,6 +17,14 @@ Several managers run one engine each against the same database.  An engine
 3. on failure, puts the event back with an exponential backoff, or, after
    ``event_max_attempts``, marks the event and the lease ERROR with the
    reason;
+
+   Each of these transactions is retried whole when the database picks it
+   as a deadlock's victim: a claim locks events before their lease (it
+   cannot know the leases first) and re-renders their bodies, the engine
+   locks a lease before its events, so the two can meet in a deadlock.  A
+   lost deadlock is not the event's failure; unretried, it cost an attempt
+   or, in the third transaction, left the event claimed until its claim
+   expired;
 4. sleeps until the next due time, or until woken by a fanout RPC from a
    manager that changed a lease.
 """
@@ -240,6 +248,7 @@ class EventEngine:
         event.due_at = due
         event.claimed_by = event.claim_token = None
 
+    @db_api.retry_on_deadlock
     def _prepare(self, ctx, event_id, token, lease_id=None):
         """First transaction: check the event may run, mark the lease.
 
@@ -291,6 +300,7 @@ class EventEngine:
                    for res in lease.reservations
                    if res.status != states.RES_DELETED)
 
+    @db_api.retry_on_deadlock
     def _execute(self, ctx, event_id, token):
         """Second transaction: the plugins' actions and the event's DONE."""
         with db_api.writer(ctx):
@@ -336,6 +346,7 @@ class EventEngine:
         db_api.flush(ctx)
         return views.lease(lease)
 
+    @db_api.retry_on_deadlock
     def _failed(self, ctx, event_id, token, exc, counted=True):
         """Third transaction: schedule a retry or give up with the reason.
 

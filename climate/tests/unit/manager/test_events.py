@@ -1,9 +1,11 @@
 """The event engine against a real SQLite database, without RPC."""
 
 import datetime
+import inspect
 import threading
 
 from oslo_config import cfg
+from oslo_db import exception as db_exc
 import pytest
 
 from climate import context
@@ -319,3 +321,42 @@ def test_rescheduled_event_is_released(db):
 def test_backoff_doubles_up_to_ceiling():
     assert [events.backoff(n, 2, 10) for n in (1, 2, 3, 4, 5)] == [
         2, 4, 8, 10, 10]
+
+
+@pytest.mark.parametrize('victim', ['_prepare', '_execute', '_failed'])
+def test_a_transaction_that_loses_a_deadlock_is_retried(db, monkeypatch,
+                                                        victim):
+    """MariaDB may pick any of the engine's transactions as a deadlock's
+    victim (a claim re-rendering the bodies of its leases waits for a lease
+    the engine holds): the transaction runs again, the attempt and its
+    real failure are recorded once."""
+    plugin = FailingPlugin(failures=1, acts_in_cloud=True)
+    notifier = Notifier()
+    lease = _create(plugin, notifier)
+    engine = _engine(plugin, notifier)
+    real_lease_get = db_api.lease_get
+    lost = []
+
+    def lease_get(ctx, lease_id, for_update=False):
+        # the victim's first lock of the lease loses
+        if for_update and not lost and _inside(victim):
+            lost.append(victim)
+            raise db_exc.DBDeadlock()
+        return real_lease_get(ctx, lease_id, for_update=for_update)
+
+    monkeypatch.setattr(db_api, 'lease_get', lease_get)
+    _claim_and_run(engine, db)
+    row = _lease(db, lease['id'])
+    start = [e for e in row.events if e.event_type == 'start_lease'][0]
+    assert (start.status, start.attempts) == (states.UNDONE, 1)
+    assert 'cloud said no (1)' in start.last_error
+    assert 'attempt 1 of 5 failed (RuntimeError' in row.status_reason
+    assert lost == [victim]
+    assert plugin.calls == 1
+
+
+def _inside(method):
+    """Whether ``EventEngine.<method>`` is on the stack."""
+    return any(frame.function == method and
+               frame.filename == events.__file__
+               for frame in inspect.stack())

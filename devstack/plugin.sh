@@ -76,8 +76,18 @@ function configure_climate {
 function configure_climate_nova_filter {
     echo "$CLIMATE_DIR/climate/nova_filter" | sudo tee "$(_climate_filter_pth)" >/dev/null
 
-    iniset "$NOVA_CONF" filter_scheduler available_filters nova.scheduler.filters.all_filters
-    iniadd "$NOVA_CONF" filter_scheduler available_filters climate_filter.ClimateFilter
+    # available_filters has one line per value, other plugins' among them:
+    # iniset would overwrite every line, iniadd would repeat ours on a
+    # second stack.sh
+    local available
+    available=$(iniget_multiline "$NOVA_CONF" filter_scheduler available_filters)
+    # unset in nova.conf means Nova's default: all of Nova's filters
+    available=${available:-nova.scheduler.filters.all_filters}
+    if [[ " $available " != *" climate_filter.ClimateFilter "* ]]; then
+        # shellcheck disable=SC2086 # one argument per value
+        iniset_multiline "$NOVA_CONF" filter_scheduler available_filters \
+            $available climate_filter.ClimateFilter
+    fi
     local enabled
     enabled=$(iniget "$NOVA_CONF" filter_scheduler enabled_filters)
     # unset in nova.conf means Nova's default list, which must be kept

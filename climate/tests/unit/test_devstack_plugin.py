@@ -39,8 +39,9 @@ get_python_exec_prefix() { echo "$VENV_BIN"; }
 setup_develop() { record setup_develop "$@"; }
 sudo() { record sudo "$@"; "$@"; }
 iniset() { record iniset "$@"; "$VENV_BIN/python" "$INI_TOOL" set "$@"; }
-iniadd() { record iniadd "$@"; }
 iniget() { "$VENV_BIN/python" "$INI_TOOL" get "$@"; }
+iniget_multiline() { "$VENV_BIN/python" "$INI_TOOL" getmulti "$@"; }
+iniset_multiline() { record iniset_multiline "$@"; "$VENV_BIN/python" "$INI_TOOL" setmulti "$@"; }
 ipv6_unquote() { local a=${1#[}; echo "${a%]}"; }
 setup_logging() { record setup_logging "$@"; }
 database_connection_url() { echo "sqlite:///$DB_FILE"; }
@@ -70,13 +71,15 @@ get_or_create_service() { record get_or_create_service "$@"; }
 get_or_create_endpoint() { record get_or_create_endpoint "$@"; }
 run_process() { record run_process "$@"; }
 stop_process() { record stop_process "$@"; }
-wait_for_service() { record wait_for_service "$@"; }
+wait_for_service() { record wait_for_service "$@"; return "${API_DOWN:-0}"; }
 echo_summary() { :; }
 die() { echo "die: $*" >&2; exit 1; }
 '''
 
 # devstack's ini functions for the stand-ins: DEFAULT is an ordinary
-# section here, as in oslo.config.
+# section here, as in oslo.config; the values of a multi-valued option are
+# the lines of one value (devstack writes one "option = value" line each)
+# and are read back space-separated, as devstack's iniget_multiline does.
 INI_TOOL = r'''
 import configparser, sys
 cmd, path, section, option = sys.argv[1:5]
@@ -86,10 +89,13 @@ p.optionxform = str
 p.read(path)
 if cmd == 'get':
     print(p.get(section, option, fallback=''))
+elif cmd == 'getmulti':
+    print(' '.join(p.get(section, option, fallback='').split()))
 else:
     if not p.has_section(section):
         p.add_section(section)
-    p.set(section, option, sys.argv[5])
+    values = sys.argv[5:] if cmd == 'setmulti' else sys.argv[5:6]
+    p.set(section, option, '\n'.join(values))
     with open(path, 'w') as f:
         p.write(f)
 '''
@@ -139,15 +145,17 @@ class Devstack:
     def db_file(self):
         return self.work / 'climate.sqlite'
 
-    def run(self, *phases):
-        env = dict(os.environ, WORK=str(self.work), STUBS=str(self.work / 'stubs.sh'),
+    def run(self, *phases, env_extra=None, ok=True):
+        env = dict(os.environ, **(env_extra or {}), WORK=str(self.work), STUBS=str(self.work / 'stubs.sh'),
                    INI_TOOL=str(self.work / 'ini.py'), CALLS=str(self.calls_file),
                    VENV_BIN=str(BIN), DB_FILE=str(self.db_file),
                    CLIMATE_DIR=str(ROOT), ENABLED_SERVICES=self.services)
         self.calls_file.write_text('')
         proc = subprocess.run(['bash', str(self.work / 'driver.sh'), *phases],
                               env=env, capture_output=True, text=True, timeout=120)
-        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        assert (proc.returncode == 0) == ok, proc.stdout[-3000:] + proc.stderr[-3000:]
+        if not ok:
+            return proc.stderr
         return [line.split('\t') for line in self.calls_file.read_text().splitlines()]
 
 
@@ -240,18 +248,31 @@ def test_stack_builds_the_schema_and_registers_climate(devstack):
         assert args == ['--config-file', str(devstack.conf_file)]
 
 
-def test_nova_scheduler_gets_the_filter_once(devstack):
+@pytest.mark.parametrize('before,available', [
+    # nova.conf without the options: Nova's defaults, then ours
+    ({}, ['nova.scheduler.filters.all_filters', 'climate_filter.ClimateFilter']),
+    # another plugin's filter already there stays
+    ({'available_filters': 'nova.scheduler.filters.all_filters\nother.OtherFilter',
+      'enabled_filters': 'ComputeFilter,OtherFilter'},
+     ['nova.scheduler.filters.all_filters', 'other.OtherFilter',
+      'climate_filter.ClimateFilter']),
+])
+def test_nova_scheduler_gets_the_filter_once(devstack, before, available):
+    nova_conf = devstack.work / 'nova.conf'
+    seeded = configparser.RawConfigParser()
+    seeded['filter_scheduler'] = before
+    with open(nova_conf, 'w') as f:
+        seeded.write(f)
     devstack.run(*STACK)
     devstack.run('stack post-config')  # a second stack.sh on the same machine
-    nova = _ini(devstack.work / 'nova.conf')
+    nova = _ini(nova_conf)
+    assert nova['filter_scheduler']['available_filters'].split() == available
     enabled = nova['filter_scheduler']['enabled_filters'].split(',')
     assert enabled.count('ClimateFilter') == 1
     assert 'ComputeFilter' in enabled  # Nova's own list is kept
+    assert ('OtherFilter' in enabled) == bool(before)
     assert nova['climate']['aggregate_freepool_name'] == 'freepool'
     assert nova['climate']['freepool_accepts_unreserved'] == 'True'
-    calls = devstack.run('stack post-config')
-    assert ['iniadd', str(devstack.work / 'nova.conf'), 'filter_scheduler',
-            'available_filters', 'climate_filter.ClimateFilter'] in calls
     # nova-scheduler imports climate_filter from the directory the .pth names
     (path,) = (devstack.site_packages / 'climate_filter.pth').read_text().split()
     assert (Path(path) / 'climate_filter.py').is_file()
@@ -263,6 +284,11 @@ def test_without_nova_the_inventory_is_static(tmp_path):
     assert _ini(devstack.conf_file)['hosts']['inventory'] == 'static'
     assert not (devstack.work / 'nova.conf').exists()
     assert not (devstack.site_packages / 'climate_filter.pth').exists()
+
+
+def test_an_api_that_never_answers_stops_stack(devstack):
+    stderr = devstack.run(*STACK, env_extra={'API_DOWN': '1'}, ok=False)
+    assert 'climate-api did not answer at http://127.0.0.1:1234/healthcheck' in stderr
 
 
 def test_unstack_and_clean(devstack):

@@ -359,4 +359,4 @@ def _inside(method):
     """Whether ``EventEngine.<method>`` is on the stack."""
     return any(frame.function == method and
                frame.filename == events.__file__
-               for frame in inspect.stack())
+               for frame in inspect.stack(0))

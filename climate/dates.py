@@ -14,6 +14,9 @@ from climate import exceptions
 
 BLAZAR_FORMAT = '%Y-%m-%d %H:%M'
 OUTPUT_FORMAT = '%Y-%m-%dT%H:%M:%S.%f'
+#: ``created_at`` and ``updated_at`` as Blazar shows them (its models'
+#: ``isoformat(' ')`` of a second-precision column)
+TIMESTAMP_FORMAT = '%Y-%m-%d %H:%M:%S'
 NOW = 'now'
 
 _DURATION = re.compile(r'^\s*(\d+)\s*([smhdw]?)\s*$')
@@ -84,7 +87,8 @@ def parse_duration(value, field):
 
 
 def format(value):
-    """Render a stored date as Blazar does (``2030-01-31T12:00:00.000000``).
+    """Render a stored date as Blazar does (``2030-01-31T12:00:00.000000``):
+    a lease's start and end, an event's time.
 
     Listings render their dates in SQL instead (``db.lease_json``), to the
     same text.
@@ -94,3 +98,13 @@ def format(value):
     # the same text as strftime(OUTPUT_FORMAT) for naive datetimes, at a
     # third of the cost
     return value.isoformat(timespec='microseconds')
+
+
+def format_timestamp(value):
+    """Render a row's ``created_at`` or ``updated_at`` as Blazar does
+    (``2030-01-31 12:00:00``): its models print these two themselves,
+    unlike the lease's dates, which its RPC serializer prints
+    (:func:`format`)."""
+    if value is None:
+        return None
+    return value.strftime(TIMESTAMP_FORMAT)

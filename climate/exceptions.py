@@ -40,13 +40,79 @@ class MalformedRequestBody(InvalidInput):
 
 
 class InvalidDate(InvalidInput):
-    msg_fmt = ("Invalid %(field)s '%(value)s': use 'YYYY-MM-DD HH:MM', 'now' "
-               "or ISO 8601 (e.g. 2030-01-31T12:00:00+01:00).")
+    """A date in none of the accepted forms (Blazar's sentence first)."""
+    detail_fmt = ("Invalid %(field)s '%(value)s': use 'YYYY-MM-DD HH:MM', "
+                  "'now' or ISO 8601 (e.g. 2030-01-31T12:00:00+01:00).")
+    msg_fmt = ("%(value)s is an invalid date. Required format: "
+               "%%Y-%%m-%%d %%H:%%M. " + detail_fmt)
+
+    @property
+    def detail(self):
+        """Climate's sentence alone, for a client checking its options."""
+        return self.detail_fmt % self.kwargs
 
 
 class UnsupportedResourceType(InvalidInput):
-    msg_fmt = ("Unknown resource_type '%(resource_type)s'; this cloud "
-               "offers: %(available)s.")
+    """400 where Blazar answers 500 with the same sentence."""
+    msg_fmt = ("The %(resource_type)s resource type is not supported. This "
+               "cloud offers: %(available)s.")
+
+
+# -- leases: Blazar's sentences first, then Climate's ------------------------
+
+class MissingParameter(InvalidInput):
+    msg_fmt = "Missing parameter %(param)s"
+
+
+class StartDateInPast(InvalidInput):
+    msg_fmt = ("Start date must be later than current date. start_date "
+               "%(start)s is in the past (now is %(now)s UTC).")
+
+
+class EndBeforeStart(InvalidInput):
+    """Create: the window is empty or reversed."""
+    msg_fmt = ("End date must be later than start date. end_date %(end)s "
+               "is not after start_date %(start)s.")
+
+
+class EndBeforeNowOrStart(InvalidInput):
+    """Update: the new end is past or not after the (new) start."""
+    msg_fmt = ("End date must be later than current and start date. "
+               "end_date %(end)s, start_date %(start)s, now %(now)s UTC.")
+
+
+class InvalidPeriod(InvalidInput):
+    """Update: the new window is empty (Blazar's host plugin's sentence;
+    Blazar's lease service lets it through for other reservations)."""
+    msg_fmt = ("The end_date must be later than the start_date. Both are "
+               "%(start)s.")
+
+
+class StartOfStartedLease(InvalidInput):
+    msg_fmt = ("Cannot modify the start date of already started leases. "
+               "Lease %(id)s started at %(start)s UTC.")
+
+
+class TerminatedLeaseChange(InvalidInput):
+    msg_fmt = ("Terminated leases can only be renamed. Lease %(id)s ended "
+               "at %(end)s UTC.")
+
+
+class DateOutOfLeaseLimits(ClimateException):
+    """before_end_date not strictly inside the lease (Blazar: 403)."""
+    code = 403
+    msg_fmt = ("Datetime is out of lease limits. %(field)s %(date)s must be "
+               "after start_date %(start)s and before end_date %(end)s.")
+
+
+class InvalidReservationIds(InvalidInput):
+    msg_fmt = ("Please enter valid reservation IDs. Invalid reservation IDs "
+               "are: %(ids)s")
+
+
+class InvalidEvent(InvalidInput):
+    """A user event Climate cannot store (Blazar stores anything)."""
+    msg_fmt = "Invalid event: %(reason)s"
 
 
 class InvalidAPIVersion(InvalidInput):
@@ -69,15 +135,59 @@ class NotFound(ClimateException):
 
 
 class LeaseNotFound(NotFound):
-    msg_fmt = "Lease %(id)s could not be found."
+    """Blazar's ``check_exists`` sentence, filled the same way."""
+    msg_fmt = "Object with %(object)s not found"
+
+    def __init__(self, message=None, **kwargs):
+        kwargs.setdefault('object', repr({'lease_id': kwargs.get('id')}))
+        super().__init__(message, **kwargs)
 
 
 class HostNotFound(NotFound):
-    msg_fmt = "Host %(host)s could not be found."
+    """No host has this id (Blazar's ``check_exists`` sentence first)."""
+    msg_fmt = ("Object with %(object)s not found. No host of the inventory "
+               "has this id.")
+
+
+class HostNotInCloud(HostNotFound):
+    """The inventory backend (Nova) knows no hypervisor of that name."""
+    msg_fmt = ("Host '%(host)s' not found! The cloud knows no hypervisor of "
+               "that name.")
 
 
 class HostPropertyNotFound(NotFound):
-    msg_fmt = "Host property %(property)s could not be found."
+    msg_fmt = ("%(property)s does not exist for resource type physical:host. "
+               "No host has ever carried a property of that name.")
+
+
+class InvalidHost(ClimateException):
+    """A host create naming no host (Blazar answers 403 for it)."""
+    code = 403
+    msg_fmt = ("Invalid values for host %(host)s. Give the host's name (its "
+               "hypervisor name) in \"name\".")
+
+
+class ExtraCapabilityTooLong(InvalidInput):
+    msg_fmt = ("Extra capability key too long. Extra capability names are at "
+               "most %(max)d characters: %(key)s")
+
+
+class NoDataToUpdate(InvalidInput):
+    msg_fmt = ("No data to update. Send the extra capabilities to set (null "
+               "removes one).")
+
+
+class MalformedParameter(InvalidInput):
+    msg_fmt = "Malformed parameter %(param)s. %(reason)s"
+
+
+class InvalidRange(InvalidInput):
+    msg_fmt = ("Invalid values for min/max of hosts. Max must be equal to or "
+               "larger than min. min is %(min)d, max is %(max)d.")
+
+
+class MalformedRequirements(InvalidInput):
+    msg_fmt = "Malformed requirements %(rqrms)s. %(reason)s"
 
 
 class APIVersionNotAcceptable(ClimateException):
@@ -101,11 +211,28 @@ class Conflict(ClimateException):
 
 
 class LeaseNameAlreadyExists(Conflict):
-    msg_fmt = "A lease named '%(name)s' already exists in this project."
+    msg_fmt = ("The lease with name: %(name)s already exists. Lease names "
+               "are unique within a project.")
+
+
+class CantUpdateParameter(Conflict):
+    msg_fmt = "%(param)s cannot be updated"
+
+
+class LeaseBusy(Conflict):
+    """An event is running on the lease (Blazar: 500, the same sentence)."""
+    msg_fmt = ("Invalid lease status. Lease %(id)s is %(status)s: "
+               "%(reason)s")
 
 
 class HostHasServers(Conflict):
-    msg_fmt = "Host %(host)s has servers; only an empty host can be reserved."
+    msg_fmt = ("Servers [%(servers)s] found for host %(host)s. Only a host "
+               "without servers can enter or leave the inventory.")
+
+
+class MultipleHostsFound(Conflict):
+    msg_fmt = ("Multiple Hosts found for pattern '%(host)s'. It names "
+               "%(count)d hypervisors (%(names)s): give the hypervisor name.")
 
 
 class HostAlreadyExists(Conflict):
@@ -113,8 +240,14 @@ class HostAlreadyExists(Conflict):
 
 
 class HostAllocated(Conflict):
-    msg_fmt = ("Host %(host)s is allocated to reservations %(reservations)s; "
-               "it can leave the inventory once they are over.")
+    msg_fmt = ("Can't delete host %(id)s. The host is reserved. Host "
+               "%(host)s is allocated to reservations %(reservations)s; it "
+               "can leave the inventory once they are over.")
+
+
+class CantAddExtraCapability(Conflict):
+    msg_fmt = ("Can't add extracapabilities %(keys)s to Host %(host)s. "
+               "%(reason)s")
 
 
 class NotEnoughHosts(Conflict):
@@ -134,6 +267,30 @@ class InvalidStateTransition(ClimateException):
 class ServiceUnavailable(ClimateException):
     code = 503
     msg_fmt = "Service unavailable: %(reason)s"
+
+
+class DatabaseUnavailable(ServiceUnavailable):
+    """The manager lost its database; nothing was written (the transaction
+    rolled back).  The API adds a Retry-After header."""
+    msg_fmt = ("The database is unavailable; nothing was changed. Try again "
+               "in a moment.")
+
+
+class MessageBusUnavailable(ServiceUnavailable):
+    """The API could not reach the managers over the message bus in time.
+
+    Raised in the API process only.  A create may or may not have been
+    made: retry it with the same Idempotency-Key."""
+    msg_fmt = ("The message bus is unavailable: %(reason)s. Try again in a "
+               "moment; a lease create retried with the same "
+               "Idempotency-Key header is made at most once.")
+
+
+class IdempotencyKeyReused(Conflict):
+    """An Idempotency-Key came again with a different request."""
+    msg_fmt = ("Idempotency-Key %(key)s was already used in this project "
+               "for a different request (lease %(lease_id)s); use a new key "
+               "for a new request.")
 
 
 class TrustRefused(ClimateException):

@@ -1,7 +1,6 @@
 """Process start-up shared by every climate-* command."""
 
 import gc
-import ipaddress
 import signal
 import sys
 import threading
@@ -10,7 +9,6 @@ from oslo_config import cfg
 from oslo_log import log as logging
 
 from climate import conf as climate_conf  # noqa: F401 - registers options
-from climate.conf import api as api_conf
 from climate.conf import opts
 from climate.db import api as db_api
 from climate import version
@@ -28,23 +26,6 @@ def prepare(argv=None, default_config_files=None):
          default_config_files=default_config_files)
     logging.setup(CONF, 'climate')
     db_api.configure()
-
-
-def warn_if_noauth_exposed(conf=CONF):
-    """noauth trusts identity headers: loud warning beyond loopback."""
-    if conf.auth_strategy != api_conf.AUTH_NOAUTH:
-        return
-    try:
-        loopback = ipaddress.ip_address(conf.host).is_loopback
-    except ValueError:
-        loopback = conf.host == 'localhost'
-    if not loopback:
-        LOG.warning('*' * 70)
-        LOG.warning('auth_strategy = noauth and the API listens on %s: '
-                    'ANYONE who reaches this address can act as any project, '
-                    'including as admin. Use auth_strategy = keystone.',
-                    conf.host)
-        LOG.warning('*' * 70)
 
 
 def wait_for_signal():

@@ -2,8 +2,9 @@
 # Climate's devstack plugin: installs Climate from $CLIMATE_DIR, writes
 # $CLIMATE_CONF_FILE (MySQL or PostgreSQL, RabbitMQ, Keystone), registers the
 # climate service user and the "reservation" endpoint, puts ClimateFilter in
-# nova-scheduler, and runs climate-api and climate-manager as devstack
-# services.  See doc/source/devstack.rst.
+# nova-scheduler, and runs climate-api (under uwsgi behind Apache at
+# /reservation, or its own server) and climate-manager as devstack services.
+# See doc/source/devstack.rst.
 #
 # devstack sources this file at each phase with the phase as arguments
 # ("stack install", "stack post-config", "stack extra", "unstack",
@@ -17,6 +18,16 @@ CLIMATE_BIN_DIR=$(get_python_exec_prefix)
 
 function install_climate {
     setup_develop "$CLIMATE_DIR"
+}
+
+
+# Where clients reach the API (the catalog entry without its /v1).
+function _climate_api_url {
+    if [[ "$CLIMATE_USE_UWSGI" == "True" ]]; then
+        echo "$CLIMATE_SERVICE_PROTOCOL://$CLIMATE_SERVICE_HOST$CLIMATE_URL_PATH"
+    else
+        echo "$CLIMATE_SERVICE_PROTOCOL://$CLIMATE_SERVICE_HOST:$CLIMATE_SERVICE_PORT"
+    fi
 }
 
 
@@ -67,6 +78,16 @@ function configure_climate {
     iniset "$CLIMATE_CONF_FILE" hosts inventory "$CLIMATE_HOSTS_INVENTORY"
     iniset "$CLIMATE_CONF_FILE" hosts aggregate_freepool_name "$CLIMATE_FREEPOOL_NAME"
     iniset "$CLIMATE_CONF_FILE" hosts freepool_accepts_unreserved "$CLIMATE_FREEPOOL_ACCEPTS_UNRESERVED"
+
+    if [[ "$CLIMATE_USE_UWSGI" == "True" ]]; then
+        # Apache proxies $CLIMATE_URL_PATH to uwsgi's socket and passes the
+        # path as SCRIPT_NAME, so the links Climate answers with carry it
+        write_uwsgi_config "$CLIMATE_UWSGI_CONF" "$CLIMATE_UWSGI" "$CLIMATE_URL_PATH" "" climate-api
+        # climate.wsgi.api reads its configuration from here
+        iniset "$CLIMATE_UWSGI_CONF" uwsgi env "OS_CLIMATE_CONFIG_FILES=$CLIMATE_CONF_FILE"
+        # TLS ends at Apache: the scheme clients used comes as a header
+        iniset "$CLIMATE_CONF_FILE" oslo_middleware enable_proxy_headers_parsing True
+    fi
 }
 
 
@@ -108,8 +129,7 @@ function create_climate_accounts {
     get_or_add_user_project_role service "$CLIMATE_USER_NAME" "$SERVICE_PROJECT_NAME" \
         "$SERVICE_DOMAIN_NAME" "$SERVICE_DOMAIN_NAME"
     get_or_create_service climate "$CLIMATE_SERVICE_TYPE" "Resource reservation"
-    get_or_create_endpoint "$CLIMATE_SERVICE_TYPE" "$REGION_NAME" \
-        "$CLIMATE_SERVICE_PROTOCOL://$CLIMATE_SERVICE_HOST:$CLIMATE_SERVICE_PORT/v1"
+    get_or_create_endpoint "$CLIMATE_SERVICE_TYPE" "$REGION_NAME" "$(_climate_api_url)/v1"
 }
 
 
@@ -120,10 +140,15 @@ function init_climate {
 
 
 function start_climate {
-    run_process climate-api "$CLIMATE_BIN_DIR/climate-api --config-file $CLIMATE_CONF_FILE"
+    if [[ "$CLIMATE_USE_UWSGI" == "True" ]]; then
+        run_process climate-api "$(which uwsgi) --procname-prefix climate-api --ini $CLIMATE_UWSGI_CONF"
+    else
+        run_process climate-api "$CLIMATE_BIN_DIR/climate-api --config-file $CLIMATE_CONF_FILE"
+    fi
     run_process climate-manager "$CLIMATE_BIN_DIR/climate-manager --config-file $CLIMATE_CONF_FILE"
     if is_service_enabled climate-api; then
-        local url=$CLIMATE_SERVICE_PROTOCOL://$CLIMATE_SERVICE_HOST:$CLIMATE_SERVICE_PORT/healthcheck
+        local url
+        url=$(_climate_api_url)/healthcheck
         if ! wait_for_service "$SERVICE_TIMEOUT" "$url"; then
             die $LINENO "climate-api did not answer at $url"
         fi
@@ -144,6 +169,9 @@ function stop_climate {
 
 
 function cleanup_climate {
+    if [[ "$CLIMATE_USE_UWSGI" == "True" ]]; then
+        remove_uwsgi_config "$CLIMATE_UWSGI_CONF" climate-api
+    fi
     sudo rm -f "$(_climate_filter_pth)"
     sudo rm -rf "$CLIMATE_CONF_DIR" "$CLIMATE_STATE_PATH"
 }

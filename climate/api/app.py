@@ -15,8 +15,8 @@ import pecan.util
 
 from climate.api import hooks
 from climate.api import middleware
+from climate.api import noauth
 from climate.api import root
-from climate.api.v1 import types
 from climate.conf import api as api_conf
 from climate.manager import rpcapi
 
@@ -40,8 +40,9 @@ class _ConfHook(pecan.hooks.PecanHook):
 def setup_app(conf=None, manager_api=None):
     """Build the WSGI pipeline.
 
-    Outside in: proxy headers, request id, JSON error bodies, authentication
-    (version discovery and /healthcheck bypass it), microversions, pecan.
+    Outside in: proxy headers, request id, JSON error bodies, input limits
+    (body size, odd URLs), authentication (version discovery and
+    /healthcheck bypass it), microversions, JSON bodies, pecan.
     """
     conf = conf or cfg.CONF
     manager_api = manager_api or rpcapi.ManagerAPI()
@@ -50,17 +51,20 @@ def setup_app(conf=None, manager_api=None):
         hooks=[_ConfHook(conf), hooks.ContextHook(),
                hooks.RPCHook(manager_api), hooks.ErrorHook()],
         force_canonical=False, guess_content_type_from_ext=False)
-    app = middleware.JsonBody(app, types.MAX_BODY)
+    max_body = conf.api.max_request_body_size
+    app = middleware.JsonBody(app, max_body)
     versioned = middleware.Microversion(app)
     if conf.auth_strategy == api_conf.AUTH_KEYSTONE:
         authenticated = auth_token.AuthProtocol(
             versioned, {'oslo_config_config': conf})
     else:
-        authenticated = middleware.NoAuth(versioned, conf)
+        authenticated = noauth.NoAuth(versioned, conf)
     routes = dict.fromkeys(middleware.VERSION_PATHS, versioned)
-    routes[middleware.HEALTHCHECK_PATH] = healthcheck.Healthcheck.app_factory(
-        {}, oslo_config_project='climate')
+    routes[middleware.HEALTHCHECK_PATH] = middleware.AllowMethods(
+        healthcheck.Healthcheck.app_factory({}, oslo_config_project='climate'),
+        ('GET', 'HEAD'))
     app = middleware.PathRouter(authenticated, routes)
+    app = middleware.InputGuard(app, max_body)
     app = middleware.JsonErrors(app)
     app = middleware.RequestLogContext(app)
     app = request_id.RequestId(app)

@@ -22,11 +22,15 @@ def response(code, message, name, version=None):
     return resp
 
 
-def from_exception(exc, version=None):
-    """Response for a ClimateException (or one re-raised from RPC).
+def message_of(exc):
+    """A ClimateException's message (or one re-raised from RPC).
 
     ``message``, not ``str()``: oslo.messaging re-raises a manager's error
     with a ``__str__`` that appends the manager's traceback.
     """
-    return response(exc.code, getattr(exc, 'message', None) or str(exc),
-                    exc.error_name, version)
+    return getattr(exc, 'message', None) or str(exc)
+
+
+def from_exception(exc, version=None):
+    """Response for a ClimateException (or one re-raised from RPC)."""
+    return response(exc.code, message_of(exc), exc.error_name, version)

@@ -1,5 +1,6 @@
 """Pecan hooks: the request context, the RPC client, errors as JSON."""
 
+from oslo_config import cfg
 from oslo_log import log as logging
 import oslo_messaging as messaging
 from pecan import hooks
@@ -34,12 +35,25 @@ class RPCHook(hooks.PecanHook):
 
 
 class ErrorHook(hooks.PecanHook):
-    """Render every failure as Blazar's error body; hide internals."""
+    """Render every failure as Blazar's error body; hide internals.
+
+    A 503 (the database or the message bus out of reach) says when to try
+    again: ``Retry-After: [api] retry_after``.
+    """
 
     def on_error(self, state, exc):
+        resp = self._render(state, exc)
+        if resp.status_code == 503 and 'Retry-After' not in resp.headers:
+            resp.headers['Retry-After'] = str(cfg.CONF.api.retry_after)
+        return resp
+
+    def _render(self, state, exc):
         version = state.request.environ.get(microversion.ENVIRON_KEY)
         if isinstance(exc, exceptions.ClimateException):
-            if exc.code >= 500:
+            if isinstance(exc, exceptions.ServiceUnavailable):
+                # an outage, not a bug: one line, no traceback
+                LOG.warning('Request failed: %s', errors.message_of(exc))
+            elif exc.code >= 500:
                 LOG.error('Request failed: %s', exc)
             resp = errors.from_exception(exc, version)
             resp.headers.update(getattr(exc, 'headers', {}))

@@ -72,8 +72,10 @@ def lease_chart(client, lease, now, width=80):
     legend = {lease['id']: lease_legend(lease)}
     if any(r.get('resource_type') == HOST_TYPE
            for r in lease.get('reservations') or []):
+        # every host is listed (Blazar's shape): those holding the lease
         mine = {str(a['resource_id'])
-                for a in client.hosts.allocations(lease_id=lease['id'])}
+                for a in client.hosts.allocations(lease_id=lease['id'])
+                if a.get('reservations')}
         hosts = [h for h in client.hosts.list() if str(h['id']) in mine]
         host_lines, host_legend = host_rows(client, hosts, lo, hi)
         rows.extend(host_lines)

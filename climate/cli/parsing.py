@@ -123,7 +123,8 @@ def date(text, option, now=None):
     try:
         return dates.parse(text, option, now)
     except exceptions.InvalidDate as exc:
-        raise BadArgument(str(exc))
+        # Climate's sentence: Blazar's is for the API's answers
+        raise BadArgument(exc.detail)
 
 
 def duration(text, option):

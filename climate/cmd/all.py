@@ -12,6 +12,7 @@ from oslo_log import log as logging
 
 from climate.api import app
 from climate.api import server
+from climate import cmd
 from climate.conf import api as api_conf
 from climate.db import migration
 from climate.manager import service as manager_service
@@ -31,13 +32,12 @@ def set_embedded_defaults(conf=CONF):
 def main():
     set_embedded_defaults()
     service.prepare()
-    service.warn_if_noauth_exposed()
+    cmd.refuse_noauth_exposed(CONF)
     migration.upgrade()
     rpc.init()
     manager = manager_service.ManagerService()
     manager.start()
-    api = server.APIServer(app.setup_app(), CONF.host, CONF.port,
-                           CONF.api.threads)
+    api = server.APIServer.from_conf(app.setup_app(), CONF)
     threading.Thread(target=api.serve_forever, daemon=True).start()
     LOG.info('Climate (embedded) ready on http://%s:%s, database %s',
              api.host, api.port, CONF.database.connection)

@@ -6,6 +6,7 @@ from oslo_config import cfg
 
 from climate.api import app
 from climate.api import server
+from climate import cmd
 from climate import rpc
 from climate import service
 
@@ -14,10 +15,9 @@ CONF = cfg.CONF
 
 def main():
     service.prepare()
-    service.warn_if_noauth_exposed()
+    cmd.refuse_noauth_exposed(CONF)
     rpc.init()
-    api = server.APIServer(app.setup_app(), CONF.host, CONF.port,
-                           CONF.api.threads)
+    api = server.APIServer.from_conf(app.setup_app(), CONF)
     thread = threading.Thread(target=api.serve_forever, daemon=True)
     thread.start()
     try:

@@ -6,9 +6,10 @@ from climate.conf import api
 from climate.conf import clients
 from climate.conf import hosts
 from climate.conf import manager
+from climate.conf import outages
 from climate.conf import paths
 
 CONF = cfg.CONF
 
-for _module in (paths, api, manager, clients, hosts):
+for _module in (paths, api, manager, clients, hosts, outages):
     _module.register_opts(CONF)

@@ -24,6 +24,18 @@ api_opts = [
                help='Page size when a paginated list gives no limit.'),
     cfg.IntOpt('max_name_length', default=80, min=1, max=255,
                help='Longest lease name accepted.'),
+    cfg.IntOpt('max_request_body_size', default=1024 * 1024, min=1024,
+               help='Largest request body accepted, in bytes, however it is '
+                    'sent (with Content-Length or chunked): the API reads at '
+                    'most one byte more and answers 413 Request Entity Too '
+                    'Large, as oslo.middleware\'s sizelimit does.'),
+    cfg.IntOpt('max_request_header_size', default=64 * 1024, min=1024,
+               help='Largest request line (method and URL) plus headers '
+                    'accepted by the climate-api / climate-all server, in '
+                    'bytes; beyond it the server answers 414 Request-URI '
+                    'Too Long (request line) or 413 (headers) and closes the '
+                    'connection.  Under another WSGI server '
+                    '(climate.wsgi.api) that server\'s own limits apply.'),
 ]
 
 noauth_opts = [
@@ -33,6 +45,14 @@ noauth_opts = [
                help='User of requests without X-User-Id (noauth).'),
     cfg.ListOpt('roles', default=['admin', 'member', 'reader'],
                 help='Roles of requests without X-Roles (noauth).'),
+    cfg.BoolOpt('allow_remote', default=False,
+                help='Serve auth_strategy = noauth on an address that is not '
+                     'loopback, or as a WSGI application (whose listening '
+                     'address Climate cannot see).  noauth believes the '
+                     'identity headers: anyone who reaches the API can act '
+                     'as any project, admin included.  Without this option '
+                     'climate-api and climate-all refuse to start there and '
+                     'the WSGI application refuses every request.'),
 ]
 
 

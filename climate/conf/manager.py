@@ -12,8 +12,25 @@ manager_opts = [
     cfg.IntOpt('event_claim_batch', default=50, min=1,
                help='How many due events a manager claims at once.'),
     cfg.IntOpt('event_claim_ttl', default=60, min=5,
-               help='Seconds a claim on an event lasts; a crashed '
-                    "manager's events are taken over when it expires."),
+               help='Seconds a claim on an event lasts.  The claims of a '
+                    'crashed manager are taken over when its heartbeat '
+                    'stops (see heartbeat_timeout); this is the last '
+                    'resort, for claims of a manager that wrote no '
+                    'heartbeat.'),
+    cfg.FloatOpt('heartbeat_interval', default=1.0, min=0.1,
+                 help='Seconds between two heartbeats of a manager: it '
+                      'stamps its row of the managers table with the '
+                      "database's time, and releases the claims of "
+                      'managers declared dead.'),
+    cfg.FloatOpt('heartbeat_timeout', default=3.0, min=0.5,
+                 help='Seconds without a heartbeat (by the database\'s '
+                      'clock) after which a manager is declared dead and '
+                      'its claimed events are run by the others.  Keep '
+                      'it several heartbeat_interval, and above the '
+                      'longest pause a live manager may have (a database '
+                      'failover, a stalled host): a live manager declared '
+                      'dead loses its running events to others (each '
+                      'still runs once).'),
     cfg.IntOpt('event_workers', default=4, min=1,
                help='Events a manager runs in parallel.'),
     cfg.IntOpt('event_max_attempts', default=5, min=1,

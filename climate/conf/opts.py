@@ -9,9 +9,10 @@ from climate.conf import api
 from climate.conf import clients
 from climate.conf import hosts
 from climate.conf import manager
+from climate.conf import outages
 from climate.conf import paths
 
-_MODULES = [paths, api, manager, clients, hosts]
+_MODULES = [paths, api, manager, clients, hosts, outages]
 
 DEFAULT_SQLITE = 'sqlite:///$state_path/climate.sqlite'
 

@@ -341,9 +341,12 @@ def lease_insert(ctx, records, body):
 def reservation_set_resource(ctx, lease_id, reservation_id, resource_id):
     """Store the resource id a plugin's ``reserve`` returned."""
     with writer(ctx) as session:
+        # part of the create, not an update: updated_at stays null, as the
+        # create's answer shows it (the column's onupdate would stamp it)
         session.execute(sa.update(models.Reservation).where(
             models.Reservation.id == reservation_id).values(
-            resource_id=resource_id))
+            resource_id=resource_id,
+            updated_at=models.Reservation.updated_at))
         lease_json.changed(session, (lease_id,))
 
 
@@ -419,9 +422,12 @@ def _not_blocked_by(run_order):
     earlier = orm.aliased(models.Event)
     rank = sa.case(run_order, value=models.Event.event_type, else_=0)
     earlier_rank = sa.case(run_order, value=earlier.event_type, else_=0)
+    # only the engine's own types wait for each other: a user's event
+    # (``notification``...) is never run by the engine and blocks nothing
     return ~sa.exists().where(
         earlier.lease_id == models.Event.lease_id,
         earlier.status.in_(_UNFINISHED),
+        earlier.event_type.in_(sorted(run_order)),
         earlier_rank < rank)
 
 
@@ -447,12 +453,17 @@ def next_due(ctx, run_order=None):
     """The earliest ``due_at`` of an event that could run, or None.
 
     :param run_order: ``{event_type: rank}``; events waiting for an earlier
-        one of their lease are left out (see :func:`events_claim`).
+        one of their lease are left out (see :func:`events_claim`), and so
+        are events of other types (users' own events, which the engine
+        never claims: an overdue one would keep it from sleeping).
     """
     with reader(ctx) as session:
-        return session.query(sa.func.min(models.Event.due_at)).filter(
-            models.Event.status.in_(_UNFINISHED), _not_blocked(run_order)
-        ).scalar()
+        query = session.query(sa.func.min(models.Event.due_at)).filter(
+            models.Event.status.in_(_UNFINISHED), _not_blocked(run_order))
+        if run_order:
+            query = query.filter(
+                models.Event.event_type.in_(sorted(run_order)))
+        return query.scalar()
 
 
 #: A claimed event: its id and its lease's (which the engine locks first).
@@ -467,7 +478,9 @@ def events_claim(ctx, owner, token, now, batch, ttl, run_order=None,
     Returns ``Claim(event_id, lease_id)`` tuples.
 
     Due: UNDONE with ``due_at <= now``, or IN_PROGRESS whose claim expired
-    (``due_at`` holds the claim's expiry).  A claim sets the owner, a fresh
+    (``due_at`` holds the claim's expiry) or was released because its
+    manager was declared dead (``climate.db.managers``: ``due_at`` set to
+    the release's time).  A claim sets the owner, a fresh
     token and pushes ``due_at`` to the expiry.  Where the engine can, rows
     are locked with SKIP LOCKED so concurrent managers never wait for or
     take each other's events; elsewhere (SQLite) each row is taken with a

@@ -231,19 +231,46 @@ def _caps_of(session, host_ids, include_private=True):
     return caps
 
 
+#: Largest id of ``computehosts`` (a 32-bit INTEGER on every engine).
+MAX_HOST_ID = 2 ** 31 - 1
+
+
+def host_not_found(host_id):
+    """HostNotFound for ``host_id`` as the API gave it, in Blazar's words
+    (``Object with {'host_id': '42'} not found``)."""
+    return exceptions.HostNotFound(object=repr({'host_id': str(host_id)}),
+                                   host=host_id)
+
+
+def host_key(host_id):
+    """The integer id ``host_id`` names, or None.
+
+    Only the canonical decimal text of an id in the column's range names a
+    host: ``int()`` alone would also take ``" 7"``, ``"+7"``, ``"0_7"``
+    or other scripts' digits, and a number beyond the column's range fails
+    in SQL (PostgreSQL: integer out of range) instead of finding nothing.
+    """
+    text = str(host_id) if isinstance(host_id, int) and \
+        not isinstance(host_id, bool) else host_id
+    if not isinstance(text, str) or not 0 < len(text) <= 10 or \
+            not text.isascii() or not text.isdigit() or text[0] == '0':
+        return None
+    key = int(text)
+    return key if key <= MAX_HOST_ID else None
+
+
 def host_row(ctx, host_id, for_update=False):
     """The host row, or HostNotFound (``host_id`` as the API gave it)."""
-    try:
-        key = int(host_id)
-    except (TypeError, ValueError):
-        raise exceptions.HostNotFound(host=host_id)
+    key = host_key(host_id)
+    if key is None:
+        raise host_not_found(host_id)
     with db_api.reader(ctx) as session:
         query = sa.select(Host).where(Host.id == key)
         if for_update:
             query = query.with_for_update()
         host = session.execute(query).scalar_one_or_none()
     if host is None:
-        raise exceptions.HostNotFound(host=host_id)
+        raise host_not_found(host_id)
     return host
 
 
@@ -284,7 +311,7 @@ def host_delete(ctx, host_id):
         ).all()
         if holders:
             raise exceptions.HostAllocated(
-                host=host.hypervisor_hostname,
+                id=host.id, host=host.hypervisor_hostname,
                 reservations=', '.join(sorted(holders)))
         session.execute(sa.delete(Cap).where(Cap.computehost_id == host.id))
         session.delete(host)

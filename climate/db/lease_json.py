@@ -16,7 +16,8 @@ tests in ``climate/tests/unit/db/test_lease_json.py`` (SQLite) and
 hold the two to the same output, field by field.
 
 Each engine gets a small *kit* of SQL expressions (objects, ordered
-arrays, dates, booleans, a reservation's params merged with its fields);
+arrays, dates and timestamps in Blazar's two formats, booleans, a
+reservation's params merged with its fields);
 the body is written once, in terms of the kit.
 
 Rendering a page on each request still cost more than everything else
@@ -142,6 +143,10 @@ class _MySQLKit(_JsonObjectKit):
             column, _const('%Y-%m-%dT%H:%i:%s.%f'))
 
     @staticmethod
+    def timestamp(column):
+        return sa.func.date_format(column, _const('%Y-%m-%d %H:%i:%s'))
+
+    @staticmethod
     def boolean(column):
         return sa.case(
             (column != sa.false(),
@@ -177,6 +182,10 @@ class _PostgreSQLKit:
             column, _const('YYYY-MM-DD"T"HH24:MI:SS.US'))
 
     @staticmethod
+    def timestamp(column):
+        return sa.func.to_char(column, _const('YYYY-MM-DD HH24:MI:SS'))
+
+    @staticmethod
     def boolean(column):
         return column
 
@@ -208,6 +217,11 @@ class _SQLiteKit(_JsonObjectKit):
             _const('.')).concat(sa.func.substr(
                 sa.type_coerce(column, sa.String).concat(_const('.000000')),
                 _const(21), _const(6)))
+
+    @staticmethod
+    def timestamp(column):
+        # 'YYYY-MM-DD HH:MM:SS', without any fraction
+        return sa.func.substr(column, _const(1), _const(19))
 
     @staticmethod
     def boolean(column):
@@ -249,8 +263,8 @@ def _rendered(dialect_name):
         ('status', res.status),
         ('missing_resources', kit.boolean(res.missing_resources)),
         ('resources_changed', kit.boolean(res.resources_changed)),
-        ('created_at', kit.date(res.created_at)),
-        ('updated_at', kit.date(res.updated_at))))
+        ('created_at', kit.timestamp(res.created_at)),
+        ('updated_at', kit.timestamp(res.updated_at))))
     event = kit.obj((
         ('id', ev.id),
         ('lease_id', ev.lease_id),
@@ -259,8 +273,8 @@ def _rendered(dialect_name):
         ('status', ev.status),
         ('attempts', ev.attempts),
         ('last_error', ev.last_error),
-        ('created_at', kit.date(ev.created_at)),
-        ('updated_at', kit.date(ev.updated_at))))
+        ('created_at', kit.timestamp(ev.created_at)),
+        ('updated_at', kit.timestamp(ev.updated_at))))
     return kit.text(kit.obj((
         ('id', lease.id),
         ('name', lease.name),
@@ -272,8 +286,8 @@ def _rendered(dialect_name):
         ('status', lease.status),
         ('status_reason', lease.status_reason),
         ('degraded', kit.boolean(lease.degraded)),
-        ('created_at', kit.date(lease.created_at)),
-        ('updated_at', kit.date(lease.updated_at)),
+        ('created_at', kit.timestamp(lease.created_at)),
+        ('updated_at', kit.timestamp(lease.updated_at)),
         ('reservations', kit.array(
             reservation, _RESERVATION, res.lease_id == lease.id,
             (res.created_at, res.id))),

@@ -92,6 +92,9 @@ class Event(TimestampMixin, Base):
         # the claim, one event type at a time
         sa.Index('ix_events_status_type_due', 'status', 'event_type',
                  'due_at'),
+        # releasing the claims of a manager declared dead
+        # (climate.db.managers)
+        sa.Index('ix_events_status_claimed_by', 'status', 'claimed_by'),
     )
 
     id = sa.Column(sa.String(36), primary_key=True, default=_uuid)
@@ -110,6 +113,29 @@ class Event(TimestampMixin, Base):
     last_error = sa.Column(sa.Text, nullable=True)
 
     lease = orm.relationship('Lease', back_populates='events')
+
+
+#: A manager's heartbeat: the database's clock, to the microsecond
+#: (DATETIME stops at the second on MariaDB).
+HEARTBEAT_TIME = sa.DateTime().with_variant(mysql.DATETIME(fsp=6), 'mysql',
+                                            'mariadb')
+
+
+class Manager(Base):
+    """A running climate-manager and its last heartbeat
+    (``climate.manager.heartbeat``)."""
+
+    __tablename__ = 'managers'
+    __table_args__ = (
+        sa.Index('ix_managers_heartbeat_at', 'heartbeat_at'),
+    )
+
+    # the owner name of its claims (events.claimed_by)
+    name = sa.Column(sa.String(255), primary_key=True)
+    host = sa.Column(sa.String(255), nullable=True)
+    pid = sa.Column(sa.Integer, nullable=True)
+    started_at = sa.Column(HEARTBEAT_TIME, nullable=False)
+    heartbeat_at = sa.Column(HEARTBEAT_TIME, nullable=False)
 
 
 class Allocation(Base):
@@ -145,6 +171,28 @@ class NoopAction(Base):
     event_id = sa.Column(sa.String(36), nullable=True)
     manager = sa.Column(sa.String(255), nullable=True)
     created_at = sa.Column(sa.DateTime, nullable=False, default=_now)
+
+
+class IdempotencyKey(Base):
+    """An Idempotency-Key a project sent with a lease create, written in
+    the lease's own transaction: a create retried with the key finds the
+    lease it made (``climate.db.idempotency``)."""
+
+    __tablename__ = 'idempotency_keys'
+    __table_args__ = (
+        # the purge: expired keys, oldest first
+        sa.Index('ix_idempotency_keys_expires', 'expires_at'),
+    )
+
+    project_id = sa.Column(sa.String(255), primary_key=True)
+    idempotency_key = sa.Column(sa.String(255), primary_key=True)
+    # SHA-256 of the request (canonical JSON): the same key with another
+    # request is refused
+    request_hash = sa.Column(sa.String(64), nullable=False)
+    # no foreign key: a deleted lease's key is still a used key
+    lease_id = sa.Column(sa.String(36), nullable=False)
+    created_at = sa.Column(sa.DateTime, nullable=False, default=_now)
+    expires_at = sa.Column(sa.DateTime, nullable=False)
 
 
 # -- physical:host ------------------------------------------------------------
@@ -274,3 +322,75 @@ class HostInventoryVersion(Base):
 
     id = sa.Column(sa.Integer, primary_key=True, autoincrement=False)
     version = sa.Column(sa.BigInteger, nullable=False, default=0)
+
+
+# -- capacity ledger (climate.db.ledger) --------------------------------------
+
+#: Provider ids and resource classes compare and sort byte by byte on
+#: every engine, as Python sorts them: the ledger locks in that order.
+LEDGER_KEY = sa.String(255).with_variant(
+    mysql.VARCHAR(255, collation='utf8mb4_bin'), 'mysql', 'mariadb'
+).with_variant(postgresql.VARCHAR(255, collation='C'), 'postgresql')
+
+
+class LedgerInventory(TimestampMixin, Base):
+    """How much of one resource class a provider has (Placement's
+    inventory); its row is the lock a booking on it takes."""
+
+    __tablename__ = 'ledger_inventories'
+    __table_args__ = (
+        sa.UniqueConstraint('provider_id', 'resource_class',
+                            name='uniq_ledger_inventories0provider0class'),
+        # the search: providers of a kind in id order
+        sa.Index('ix_ledger_inventories_kind_provider', 'provider_kind',
+                 'provider_id', 'resource_class'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    provider_id = sa.Column(LEDGER_KEY, nullable=False)
+    # compute_host, later volume_pool, external_network...
+    provider_kind = sa.Column(sa.String(64), nullable=False)
+    resource_class = sa.Column(LEDGER_KEY, nullable=False)
+    total = sa.Column(sa.BigInteger, nullable=False)
+    reserved = sa.Column(sa.BigInteger, nullable=False, default=0)
+    allocation_ratio = sa.Column(sa.Double, nullable=False, default=1.0)
+    min_unit = sa.Column(sa.BigInteger, nullable=False, default=1)
+    max_unit = sa.Column(sa.BigInteger, nullable=False)
+    step_size = sa.Column(sa.BigInteger, nullable=False, default=1)
+
+
+class LedgerBooking(Base):
+    """An amount of a provider's resource class held by a reservation
+    over ``[start_date, end_date)``.
+
+    ``span_level`` is the bit length of the window's length in seconds:
+    a booking of level k started less than 2**k seconds before it ends,
+    so the bookings overlapping a window are found by one bounded index
+    range per level (``climate.db.ledger``), however long the others.
+    """
+
+    __tablename__ = 'ledger_bookings'
+    __table_args__ = (
+        # the search and the re-check under lock: a provider's bookings
+        # over a window (covering)
+        sa.Index('ix_ledger_bookings_provider_window', 'provider_id',
+                 'resource_class', 'start_date', 'end_date', 'amount'),
+        # the search: every booking over a window, by level (covering)
+        sa.Index('ix_ledger_bookings_span_window', 'span_level',
+                 'start_date', 'end_date', 'resource_class', 'provider_id',
+                 'amount'),
+    )
+
+    id = sa.Column(sa.String(36), primary_key=True, default=_uuid)
+    reservation_id = sa.Column(
+        sa.String(36), sa.ForeignKey('reservations.id', ondelete='CASCADE'),
+        nullable=False, index=True)
+    # no index: nothing looks bookings up by lease, and each index of
+    # random keys costs every insert a page
+    lease_id = sa.Column(sa.String(36), nullable=False)
+    provider_id = sa.Column(LEDGER_KEY, nullable=False)
+    resource_class = sa.Column(LEDGER_KEY, nullable=False)
+    amount = sa.Column(sa.BigInteger, nullable=False)
+    start_date = sa.Column(sa.DateTime, nullable=False)
+    end_date = sa.Column(sa.DateTime, nullable=False)
+    span_level = sa.Column(sa.SmallInteger, nullable=False)

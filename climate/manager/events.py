@@ -7,11 +7,18 @@ Several managers run one engine each against the same database.  An engine
    where the database has it;
 2. runs each claimed event in two transactions.  The first locks the lease,
    checks the claim is still its own and marks the lease STARTING or
-   TERMINATING.  The second locks the lease and the event again, calls the
-   plugins, and commits their SQL effects together with the event's DONE.
-   A manager killed in the middle rolls the second transaction back; its
-   claim expires and another engine runs the event again.  Plugins' cloud
-   actions are idempotent, so that re-run finishes the job.  When no plugin
+   TERMINATING.  The second locks the lease and the event again, checks the
+   claim's token once more, calls the plugins, and commits their SQL
+   effects together with the event's DONE.  A manager killed in the middle
+   rolls the second transaction back; it stops stamping its heartbeat, the
+   other managers declare it dead a few seconds later, release its claims
+   and run the event again (``climate.manager.heartbeat``; without a
+   heartbeat, when its claim expires).  Plugins' cloud actions are
+   idempotent, so that re-run finishes the job.  Releasing a claim clears
+   its token, and the token is checked under the event's row lock in the
+   very transaction that commits: a manager declared dead while only slow
+   can never commit an event after its claim was released (see
+   ``climate.db.managers``).  When no plugin
    of the lease acts in a cloud (``acts_in_cloud``), both steps run in one
    transaction: nobody could see the intermediate state anyway;
 3. on failure, puts the event back with an exponential backoff, or, after
@@ -43,6 +50,7 @@ from climate import context as climate_context
 from climate import dates
 from climate.db import api as db_api
 from climate import exceptions
+from climate.manager import heartbeat
 from climate.manager import lease_input
 from climate.manager import trusts
 from climate.manager import views
@@ -73,7 +81,8 @@ _NOTIFICATION = {lease_input.START: lease_notifications.START,
 
 
 class ClaimLost(Exception):
-    """Another engine took this event over; leave it alone."""
+    """Another engine took this event over, or its claim was released
+    (this manager was declared dead); leave it alone."""
 
 
 def backoff(attempts, base, ceiling):
@@ -84,10 +93,14 @@ def backoff(attempts, base, ceiling):
 class EventEngine:
     """Claims and runs due events; one per manager process."""
 
-    def __init__(self, owner, plugins, notifier):
+    def __init__(self, owner, plugins, notifier, wake_all=None):
+        """:param wake_all: wakes every manager's engine (this one's
+            too), called when claims of a dead manager were released."""
         self.owner = owner
         self.plugins = plugins
         self.notifier = notifier
+        self.heartbeat = heartbeat.Heartbeat(
+            owner, on_takeover=wake_all or self.wake)
         self._wakeup = threading.Event()
         self._stopping = threading.Event()
         self._thread = None
@@ -99,18 +112,23 @@ class EventEngine:
     # -- lifecycle -----------------------------------------------------------
 
     def start(self):
-        """Start the engine's loop in a thread of its own."""
+        """Register this manager's heartbeat, start the engine's loop in a
+        thread of its own."""
+        self.heartbeat.start()
         self._thread = threading.Thread(target=self._loop, daemon=True,
                                         name='climate-event-engine')
         self._thread.start()
 
     def stop(self, timeout=30):
-        """Stop claiming, let running events finish."""
+        """Stop claiming, let running events finish; give back the claims
+        of events not started yet and remove the heartbeat, so that other
+        managers take them at once."""
         self._stopping.set()
         self._wakeup.set()
         if self._thread is not None:
             self._thread.join(timeout)
-        self._pool.shutdown(wait=True)
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        self.heartbeat.stop(timeout)
 
     def wake(self):
         """Look for due events now rather than at the planned time."""
@@ -121,6 +139,11 @@ class EventEngine:
     def _loop(self):
         ctx = climate_context.admin_context()
         while not self._stopping.is_set():
+            if not self.heartbeat.alive():
+                # the others may be declaring this manager dead: whatever
+                # it claimed now would be released at once
+                self._stopping.wait(CONF.manager.heartbeat_interval)
+                continue
             try:
                 claimed = self.run_once(ctx)
             except Exception:
@@ -211,7 +234,9 @@ class EventEngine:
             self.wake()
             self._notify(ctx, event_type, lease)
         except ClaimLost:
-            LOG.info('Event %s was taken over by another manager', event_id)
+            LOG.info('Event %s was taken over by another manager (or its '
+                     'claim released: this manager was declared dead)',
+                     event_id)
         except exceptions.LeaseNotFound:
             LOG.info('Lease of event %s was deleted meanwhile', event_id)
         except Exception as exc:
@@ -265,7 +290,9 @@ class EventEngine:
                 self._release(event, event.time)
                 return None, None
             rank = _RUN_ORDER[event.event_type]
-            if any(_RUN_ORDER[e.event_type] < rank and
+            # (a user's own event, of another type, never runs here and
+            # blocks nothing)
+            if any(_RUN_ORDER.get(e.event_type, rank) < rank and
                    e.status in (states.UNDONE, states.IN_PROGRESS)
                    for e in lease.events):
                 # an earlier event of this lease (late, retrying, or held by

@@ -1,22 +1,44 @@
 """Turning a lease request body into validated values; no I/O.
 
-Every error names the field and says what would be accepted, and nothing
-is written before these checks pass.
+Every error starts with Blazar's sentence for the same mistake (its
+clients and scripts match on it) and goes on to name the field and say
+what would be accepted; nothing is written before these checks pass.
+The checks run in Blazar's order, so that a body with several mistakes
+gets the error Blazar would give.  ``doc/source/blazar-compatibility.rst``
+lists each error.
 """
 
 import datetime
 
 from climate import dates
 from climate import exceptions
+from climate import states
 
 START = 'start_lease'
 END = 'end_lease'
 BEFORE_END = 'before_end_lease'
+#: The events Climate makes and its event engine runs.
 EVENT_TYPES = (START, END, BEFORE_END)
 
+#: The fields of a user's own event: Heat's ``OS::Blazar::Lease`` sends
+#: ``event_type`` and ``time``, python-blazarclient's ``--event``
+#: ``event_type`` and ``event_date`` (a name Blazar's database ignores).
+USER_EVENT_FIELDS = ('event_type', 'time', 'event_date')
+MAX_EVENT_TYPE_LENGTH = 66  # the column's size
+MAX_USER_EVENTS = 100
 
-def _floor_minute(when):
+REQUIRED_CREATE_FIELDS = ('name', 'start_date', 'end_date')
+# set by Climate; a reservation naming one is refused rather than ignored
+_RESERVATION_SET_BY_CLIMATE = ('id', 'lease_id', 'status', 'resource_id')
+
+
+def floor_minute(when):
+    """Blazar's "now": the current minute (a start within it is not past)."""
     return when.replace(second=0, microsecond=0)
+
+
+def _text(when):
+    return when.strftime('%Y-%m-%d %H:%M:%S')
 
 
 def check_name(name, max_length):
@@ -34,25 +56,25 @@ def check_name(name, max_length):
 
 def check_start(start, now):
     """A start in the current minute means now; earlier is refused."""
-    if start < _floor_minute(now):
-        raise exceptions.InvalidInput(
-            reason='start_date %s is in the past (now is %s UTC)' % (
-                start.strftime(dates.BLAZAR_FORMAT),
-                now.strftime('%Y-%m-%d %H:%M:%S')))
+    if start < floor_minute(now):
+        raise exceptions.StartDateInPast(
+            start=start.strftime(dates.BLAZAR_FORMAT), now=_text(now))
     return max(start, now)
 
 
 def check_window(start, end):
+    """At create: the lease must end after it starts."""
     if end <= start:
-        raise exceptions.InvalidInput(
-            reason='end_date must be later than start_date')
+        raise exceptions.EndBeforeStart(start=_text(start), end=_text(end))
 
 
-def check_before_end(before_end, start, end):
-    if before_end is not None and not start <= before_end < end:
-        raise exceptions.InvalidInput(
-            reason='before_end_date must be between start_date and '
-                   'end_date')
+def check_before_end(before_end, start, end, field='before_end_date'):
+    """A before-end date given by the user lies strictly inside the lease
+    (Blazar answers 403 otherwise)."""
+    if not start < before_end < end:
+        raise exceptions.DateOutOfLeaseLimits(
+            field=field, date=_text(before_end), start=_text(start),
+            end=_text(end))
 
 
 def default_before_end(start, end, minutes):
@@ -63,10 +85,16 @@ def default_before_end(start, end, minutes):
 
 
 def reservation_requests(raw):
-    """Split each requested reservation into (resource_type, params)."""
-    if not isinstance(raw, list) or not raw:
-        raise exceptions.InvalidInput(
-            reason='reservations must be a non-empty list')
+    """Split each requested reservation into (resource_type, params).
+
+    No reservations at all (missing, null or ``[]``) is a valid lease, as in
+    Blazar: it holds nothing, and its events run all the same.  An unknown
+    ``resource_type`` is refused by the plugin registry, after the dates.
+    """
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise exceptions.InvalidInput(reason='reservations must be a list')
     out = []
     for index, item in enumerate(raw):
         if not isinstance(item, dict):
@@ -74,10 +102,9 @@ def reservation_requests(raw):
                 reason='reservations[%d] must be an object' % index)
         params = dict(item)
         rtype = params.pop('resource_type', None)
-        if not isinstance(rtype, str) or not rtype:
-            raise exceptions.InvalidInput(
-                reason='reservations[%d].resource_type is required' % index)
-        for key in ('id', 'lease_id', 'status', 'resource_id'):
+        if rtype is None:
+            raise exceptions.MissingParameter(param='resource_type')
+        for key in _RESERVATION_SET_BY_CLIMATE:
             if key in params:
                 raise exceptions.InvalidInput(
                     reason='reservations[%d].%s is set by Climate' % (
@@ -86,38 +113,85 @@ def reservation_requests(raw):
     return out
 
 
-def check_events(raw):
-    """Blazar clients send ``events: []``; Climate makes the events itself."""
-    if raw:
-        raise exceptions.InvalidInput(
-            reason='events are created by Climate from start_date, '
-                   'end_date and before_end_date; send an empty list')
+def user_events(raw, now):
+    """The user's own events of a create, as (event_type, time) pairs.
+
+    Blazar stores whatever ``events`` it is given next to the events it
+    makes; Climate takes the fields Heat's ``OS::Blazar::Lease`` and
+    python-blazarclient send and refuses the rest, and the engine's own
+    types (a second ``start_lease`` would start the lease twice).  They
+    are shown among the lease's events and never run by the event engine.
+    """
+    if not raw:
+        return []
+    if not isinstance(raw, list):
+        raise exceptions.InvalidInput(reason='events must be a list')
+    if len(raw) > MAX_USER_EVENTS:
+        raise exceptions.InvalidEvent(
+            reason='a lease takes at most %d events of its own' %
+            MAX_USER_EVENTS)
+    out = []
+    for index, item in enumerate(raw):
+        where = 'events[%d]' % index
+        if not isinstance(item, dict):
+            raise exceptions.InvalidEvent(reason='%s must be an object' %
+                                          where)
+        unknown = sorted(set(item) - set(USER_EVENT_FIELDS))
+        if unknown:
+            raise exceptions.InvalidEvent(
+                reason='%s.%s cannot be set; an event takes event_type and '
+                       'time (or event_date)' % (where, unknown[0]))
+        event_type = item.get('event_type')
+        if not isinstance(event_type, str) or not event_type.strip():
+            raise exceptions.InvalidEvent(
+                reason='%s.event_type must be a non-empty string' % where)
+        if len(event_type) > MAX_EVENT_TYPE_LENGTH:
+            raise exceptions.InvalidEvent(
+                reason='%s.event_type is longer than %d characters' % (
+                    where, MAX_EVENT_TYPE_LENGTH))
+        if event_type in EVENT_TYPES:
+            raise exceptions.InvalidEvent(
+                reason='%s.event_type %s is made by Climate from the '
+                       "lease's dates" % (where, event_type))
+        given = [f for f in ('time', 'event_date') if item.get(f) is not None]
+        if not given:
+            raise exceptions.InvalidEvent(reason='%s.time is required' %
+                                          where)
+        if len(given) > 1:
+            raise exceptions.InvalidEvent(
+                reason='%s.time and %s.event_date cannot be combined' % (
+                    where, where))
+        field = given[0]
+        out.append((event_type, dates.parse(
+            item[field], '%s.%s' % (where, field), now)))
+    return out
 
 
 def parse_create(body, now, max_name_length, before_end_minutes):
     """Validated lease values from a create request.
 
-    :returns: dict with name, start_date, end_date, before_end_date and
-        reservations (a list of (resource_type, params)).
+    :returns: dict with name, start_date, end_date, before_end_date,
+        reservations (a list of (resource_type, params)) and events (the
+        user's own, a list of (event_type, time)).
     """
-    for field in ('name', 'start_date', 'end_date'):
-        if body.get(field) is None:
-            raise exceptions.InvalidInput(reason='%s is required' % field)
+    missing = [f for f in REQUIRED_CREATE_FIELDS if body.get(f) is None]
+    if missing:
+        raise exceptions.MissingParameter(param=', '.join(missing))
+    reservations = reservation_requests(body.get('reservations'))
     name = check_name(body['name'], max_name_length)
-    start = check_start(dates.parse(body['start_date'], 'start_date', now),
-                        now)
+    start = dates.parse(body['start_date'], 'start_date', now)
     end = dates.parse(body['end_date'], 'end_date', now)
+    start = check_start(start, now)
     check_window(start, end)
-    if body.get('before_end_date') is not None:
+    if body.get('before_end_date'):
         before_end = dates.parse(body['before_end_date'], 'before_end_date',
                                  now)
         check_before_end(before_end, start, end)
     else:
         before_end = default_before_end(start, end, before_end_minutes)
-    check_events(body.get('events'))
     return {'name': name, 'start_date': start, 'end_date': end,
-            'before_end_date': before_end,
-            'reservations': reservation_requests(body.get('reservations'))}
+            'before_end_date': before_end, 'reservations': reservations,
+            'events': user_events(body.get('events'), now)}
 
 
 def _exclusive(body, *fields):
@@ -144,62 +218,87 @@ def _moved_date(body, now, current, field, later, earlier):
                 given, body[given], field))
 
 
-def parse_update(body, current, now, max_name_length, started):
-    """New lease values from an update request.
+def _reservation_changes(raw):
+    """(reservation id, resource_type or None, params) for each change."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise exceptions.InvalidInput(reason='reservations must be a list')
+    changes = []
+    for index, item in enumerate(raw):
+        if not isinstance(item, dict):
+            raise exceptions.InvalidInput(
+                reason='reservations[%d] must be an object with the id of '
+                       'the reservation to change' % index)
+        params = dict(item)
+        res_id = params.pop('id', None)
+        if res_id is None:
+            raise exceptions.MissingParameter(param='reservation ID')
+        changes.append((res_id, params.pop('resource_type', None), params))
+    return changes
 
-    :param current: dict with the lease's name, start_date, end_date and
-        before_end_date (or None).
-    :param started: the start event has run; the start can no longer move.
+
+def parse_update(body, current, now, max_name_length, status):
+    """New lease values from an update request, checked as Blazar does.
+
+    An empty body changes nothing and a rename alone is allowed in any
+    stable status; any other change is refused once the lease has ended.
+
+    :param current: dict with the lease's id, name, start_date, end_date
+        and before_end_date (or None).
+    :param status: the lease's status (PENDING, ACTIVE, TERMINATED or
+        ERROR: the manager refuses a busy lease first).
     :returns: dict with the same keys, and ``reservations``: a list of
-        (reservation id, params) to change.
+        (reservation id, resource_type or None, params) to change.
     """
-    new = dict(current)
+    new = dict(current, reservations=[])
     if body.get('name') is not None:
         new['name'] = check_name(body['name'], max_name_length)
+    if not set(body) - {'name'}:
+        return new
+    if status == states.ERROR:
+        raise exceptions.InvalidState(
+            kind='Lease', id=current.get('id', ''), status=status,
+            reason='a lease in ERROR can only be renamed or deleted')
 
     new['start_date'] = _moved_date(body, now, current['start_date'],
                                     'start_date', 'defer_by', 'advance_by')
     new['end_date'] = _moved_date(body, now, current['end_date'],
                                   'end_date', 'prolong_for', 'reduce_by')
 
+    # Blazar's conditions, on its minute-precision "now"
+    minute = floor_minute(now)
+    started = status != states.PENDING or current['start_date'] < minute
+    ended = status == states.TERMINATED or current['end_date'] < minute
     if new['start_date'] != current['start_date']:
         if started:
-            raise exceptions.InvalidState(
-                kind='Lease', id=current.get('id', ''), status='started',
-                reason='the start_date of a started lease cannot change')
+            raise exceptions.StartOfStartedLease(
+                id=current.get('id', ''), start=_text(current['start_date']))
         new['start_date'] = check_start(new['start_date'], now)
-    if new['end_date'] != current['end_date'] and new['end_date'] <= now:
-        raise exceptions.InvalidInput(
-            reason='end_date %s is in the past' %
-            new['end_date'].strftime(dates.BLAZAR_FORMAT))
-    check_window(new['start_date'], new['end_date'])
+    if ended:
+        raise exceptions.TerminatedLeaseChange(
+            id=current.get('id', ''), end=_text(current['end_date']))
+    if new['end_date'] == new['start_date'] and new['end_date'] >= minute:
+        raise exceptions.InvalidPeriod(start=_text(new['start_date']))
+    if new['end_date'] < minute or new['end_date'] < new['start_date']:
+        raise exceptions.EndBeforeNowOrStart(
+            end=_text(new['end_date']), start=_text(new['start_date']),
+            now=_text(now))
 
-    if body.get('before_end_date') is not None:
+    if body.get('before_end_date'):
         new['before_end_date'] = dates.parse(
             body['before_end_date'], 'before_end_date', now)
-    elif current.get('before_end_date') is not None and (
-            new['end_date'] != current['end_date']):
-        # keep the notice the same time ahead of the (moved) end
+        check_before_end(new['before_end_date'], new['start_date'],
+                         new['end_date'])
+    elif current.get('before_end_date') is not None:
+        # the notice keeps its distance to the end, but not before the start
         new['before_end_date'] = max(
             new['start_date'],
-            current['before_end_date'] + (new['end_date'] -
-                                          current['end_date']))
-    check_before_end(new['before_end_date'], new['start_date'],
-                     new['end_date'])
-    check_events(body.get('events'))
-
-    changes = []
-    for index, item in enumerate(body.get('reservations') or []):
-        if not isinstance(item, dict) or not item.get('id'):
-            raise exceptions.InvalidInput(
-                reason='reservations[%d] must be an object with the id of '
-                       'the reservation to change' % index)
-        params = dict(item)
-        res_id = params.pop('id')
-        if 'resource_type' in params:
-            raise exceptions.InvalidInput(
-                reason='reservations[%d].resource_type cannot change' %
-                index)
-        changes.append((res_id, params))
-    new['reservations'] = changes
+            new['end_date'] - (current['end_date'] -
+                               current['before_end_date']))
+    if body.get('events'):
+        raise exceptions.InvalidInput(
+            reason="a lease's events are given when it is created; an "
+                   "update takes an empty list")
+    new['reservations'] = _reservation_changes(body.get('reservations'))
     return new

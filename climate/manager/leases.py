@@ -91,8 +91,12 @@ class LeaseService:
 
     # -- creating ------------------------------------------------------------
 
-    def create(self, ctx, body):
+    def create(self, ctx, body, idempotency=None):
         """Validate, allocate and store a lease; all or nothing.
+
+        :param idempotency: a ``climate.manager.idempotency.Key``, written
+            in the lease's transaction (``KeyTaken`` if another create
+            wrote it first: nothing is left of this one).
 
         Under Keystone authentication the lease gets a trust from the
         caller (``climate.manager.trusts``), made after the input checks
@@ -111,7 +115,7 @@ class LeaseService:
         trust_id = trusts.create(ctx)
         try:
             result, due_times = self._create(ctx, values, validated,
-                                             trust_id)
+                                             trust_id, idempotency)
         except BaseException:
             if trust_id:
                 trusts.delete(trust_id, '(not created)')
@@ -123,13 +127,17 @@ class LeaseService:
         return result
 
     @db_api.retry_on_deadlock
-    def _create(self, ctx, values, validated, trust_id):
+    def _create(self, ctx, values, validated, trust_id, idempotency=None):
         """The lease's transaction (re-run whole on a deadlock)."""
         events = [_event_values(lease_input.START, values['start_date']),
                   _event_values(lease_input.END, values['end_date'])]
         if values['before_end_date'] is not None:
             events.append(_event_values(lease_input.BEFORE_END,
                                         values['before_end_date']))
+        # the engine wakes for its own events only: it never runs a user's
+        due_times = [ev['due_at'] for ev in events]
+        events += [_event_values(event_type, when)
+                   for event_type, when in values['events']]
         row_values = {
             'name': values['name'],
             'start_date': values['start_date'],
@@ -146,6 +154,9 @@ class LeaseService:
             # a taken name is caught by the unique key (lease_insert raises
             # LeaseNameAlreadyExists): no query ahead of the insert
             lease = db_api.lease_records(row_values, reservations, events)
+            if idempotency is not None:
+                # first: a concurrent create with the key waits here
+                idempotency.record(ctx, lease.id)
             lease_view = views.lease(lease)
             # the listing's body comes from here, not from the database
             db_api.lease_insert(ctx, lease, json.dumps(lease_view))
@@ -159,23 +170,29 @@ class LeaseService:
                     res.resource_id = resource_id
             db_api.flush(ctx)
             result = views.lease(lease)
-        return result, [ev['due_at'] for ev in events]
+        return result, due_times
 
     # -- updating ------------------------------------------------------------
 
     @db_api.retry_on_deadlock
     def update(self, ctx, lease_id, body):
         """Change name, dates or reservations; the lease is unchanged on
-        any failure."""
+        any failure.
+
+        As in Blazar, an empty body changes nothing and any lease that is
+        not busy may be renamed; the other changes are checked by
+        :func:`climate.manager.lease_input.parse_update`.
+        """
         now = dates.utcnow()
         self._refuse_if_busy(ctx, lease_id)
         with db_api.writer(ctx):
             lease = db_api.lease_get(ctx, lease_id, _scope(ctx),
                                      for_update=True)
-            if lease.status not in states.LEASE_UPDATABLE:
-                raise exceptions.InvalidState(
-                    kind='Lease', id=lease.id, status=lease.status,
-                    reason='only PENDING or ACTIVE leases can be updated')
+            if lease.status in states.LEASE_BUSY:
+                # became busy since _refuse_if_busy looked
+                raise exceptions.LeaseBusy(
+                    id=lease.id, status=lease.status,
+                    reason='an event is running; try again in a moment')
             old_view = views.lease(lease)
             before_end = _before_end_of(lease)
             current = {'id': lease.id, 'name': lease.name,
@@ -184,8 +201,7 @@ class LeaseService:
                        'before_end_date': before_end.time if before_end
                        else None}
             new = lease_input.parse_update(
-                body, current, now, CONF.api.max_name_length,
-                started=lease.status == states.ACTIVE)
+                body, current, now, CONF.api.max_name_length, lease.status)
 
             if new['name'] != lease.name and db_api.lease_name_exists(
                     ctx, lease.project_id, new['name'], exclude_id=lease.id):
@@ -196,12 +212,18 @@ class LeaseService:
             self._reschedule(lease, new, now)
 
             by_id = {r.id: r for r in lease.reservations}
-            changes = dict(new['reservations'])
-            unknown = set(changes) - set(by_id)
+            unknown = {str(res_id) for res_id, _t, _p in new['reservations']
+                       if res_id not in by_id}
             if unknown:
-                raise exceptions.InvalidInput(
-                    reason='reservation %s is not part of lease %s' % (
-                        ', '.join(sorted(unknown)), lease.id))
+                raise exceptions.InvalidReservationIds(
+                    ids=','.join(sorted(unknown)))
+            changes = {}
+            for res_id, rtype, params in new['reservations']:
+                # Blazar takes the reservation's own type, refuses another
+                if rtype is not None and rtype != by_id[res_id].resource_type:
+                    raise exceptions.CantUpdateParameter(
+                        param='resource_type')
+                changes.setdefault(res_id, {}).update(params)
             dates_moved = (new['start_date'] != current['start_date'] or
                            new['end_date'] != current['end_date'])
             new_view = views.lease(lease)
@@ -218,8 +240,11 @@ class LeaseService:
                                            params)
             db_api.flush(ctx)
             result = views.lease(lease)
-        self.notifier.send(ctx, lease_notifications.UPDATE, result)
-        self.wake()
+        if result != old_view:
+            # an empty body (or the same values again) changes nothing:
+            # no notification, as in Blazar
+            self.notifier.send(ctx, lease_notifications.UPDATE, result)
+            self.wake()
         return result
 
     @staticmethod
@@ -235,6 +260,8 @@ class LeaseService:
                   lease_input.BEFORE_END: new['before_end_date']}
         current_before_end = _before_end_of(lease)
         for ev in list(lease.events):
+            if ev.event_type not in lease_input.EVENT_TYPES:
+                continue  # a user's own event stays where it was asked
             if (ev.event_type == lease_input.BEFORE_END and
                     ev is not current_before_end):
                 continue  # an earlier notice, history
@@ -298,7 +325,7 @@ class LeaseService:
         running = [ev.event_type for ev in lease.events
                    if ev.status == states.IN_PROGRESS]
         if lease.status in states.LEASE_BUSY or running:
-            raise exceptions.InvalidState(
-                kind='Lease', id=lease.id, status=lease.status,
+            raise exceptions.LeaseBusy(
+                id=lease.id, status=lease.status,
                 reason='%s is running; try again in a moment' % (
                     running[0] if running else 'an event'))

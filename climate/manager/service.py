@@ -13,7 +13,9 @@ from climate import dates
 from climate import exceptions
 from climate.manager import events
 from climate.manager import hosts
+from climate.manager import idempotency
 from climate.manager import leases
+from climate.manager import outages
 from climate.manager import plugins as plugin_registry
 from climate.manager import rpcapi
 from climate.manager import body_filler
@@ -38,14 +40,18 @@ _user_errors = messaging.expected_exceptions(exceptions.ClimateException)
 
 
 class ManagerEndpoint:
-    """What the API may call; every method takes the caller's context."""
+    """What the API may call; every method takes the caller's context.
 
-    target = messaging.Target(version='1.0')
+    1.1: ``create_lease`` takes an ``idempotency_key``; ``ping``.
+    """
+
+    target = messaging.Target(version='1.1')
 
     def __init__(self, service):
         self.leases = service.leases
         self.plugins = service.plugins
         self.engine = service.engine
+        self.host = service.host
 
     @_user_errors
     def list_leases(self, ctx, query):
@@ -59,8 +65,11 @@ class ManagerEndpoint:
         return self.leases.get(ctx, lease_id)
 
     @_user_errors
-    def create_lease(self, ctx, body):
-        return self.leases.create(ctx, body)
+    def create_lease(self, ctx, body, idempotency_key=None):
+        if idempotency_key is None:
+            return self.leases.create(ctx, body)
+        return idempotency.create_once(self.leases, ctx, body,
+                                       idempotency_key)
 
     @_user_errors
     def update_lease(self, ctx, lease_id, body):
@@ -76,6 +85,11 @@ class ManagerEndpoint:
     def wake(self, ctx):
         self.engine.wake()
 
+    def ping(self, ctx):
+        """A round trip over the message bus (the detailed health check);
+        touches nothing else."""
+        return {'manager': self.host}
+
 
 class ManagerService:
     """Everything one climate-manager process runs."""
@@ -86,7 +100,8 @@ class ManagerService:
         self.plugins = plugin_registry.Registry(CONF.manager.plugins,
                                                 owner=self.host)
         notifier = lease_notifications.LeaseNotifier(self.host)
-        self.engine = events.EventEngine(self.host, self.plugins, notifier)
+        self.engine = events.EventEngine(self.host, self.plugins, notifier,
+                                         wake_all=self._wake_all)
         self._fanout = None
         self.leases = leases.LeaseService(self.plugins, notifier,
                                           self._wake_all)
@@ -94,6 +109,7 @@ class ManagerService:
         self.healer = hosts.Healer(self.plugins)
         self.trust_sweeper = trust_sweeper.TrustSweeper()
         self.body_filler = body_filler.BodyFiller()
+        self.key_purger = idempotency.KeyPurger()
 
     def _wake_all(self):
         self.engine.wake()
@@ -101,18 +117,25 @@ class ManagerService:
             if self._fanout is None:
                 self._fanout = rpcapi.ManagerAPI()
             self._fanout.wake_all(climate_context.admin_context())
-        except Exception:  # engines also wake on their own timer
-            LOG.exception('Could not wake the other managers')
+        except Exception as exc:
+            # the message bus is away: the other engines look on their own
+            # within [manager] max_sleep
+            LOG.warning('Could not wake the other managers: %s',
+                        str(exc).splitlines()[0] if str(exc) else
+                        type(exc).__name__)
 
     def start(self):
         """Start serving RPC and running events."""
+        # a lost database is answered 503, whatever the endpoint
         self._server = rpc.get_server(self.host, [
-            ManagerEndpoint(self), hosts.HostsEndpoint(self.plugins)])
+            outages.guard(ManagerEndpoint(self)),
+            outages.guard(hosts.HostsEndpoint(self.plugins))])
         self._server.start()
         self.engine.start()
         self.healer.start()
         self.trust_sweeper.start()
         self.body_filler.start()
+        self.key_purger.start()
         LOG.info('climate-manager %s started (plugins: %s)', self.host,
                  ', '.join(CONF.manager.plugins))
 
@@ -123,6 +146,7 @@ class ManagerService:
         self.healer.stop()
         self.trust_sweeper.stop()
         self.body_filler.stop()
+        self.key_purger.stop()
         self.engine.stop()
         if self._server is not None:
             self._server.wait()

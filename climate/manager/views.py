@@ -1,7 +1,10 @@
 """Leases as the API shows them (Blazar's v1 shape), built from SQL rows.
 
 Dates are rendered here, once, so the API, notifications and plugins all
-see the same strings whether they are in the manager's process or not.
+see the same strings whether they are in the manager's process or not, in
+Blazar's two formats: ``2030-01-31T12:00:00.000000`` for the lease's dates
+and events' times, ``2030-01-31 12:00:00`` for ``created_at`` and
+``updated_at``.
 A listing reads each lease's body as stored with it: rendered here when
 the lease is created, by the database after any other change
 (:mod:`climate.db.lease_json`, held to the same output by tests);
@@ -24,8 +27,8 @@ def reservation(res):
         'status': res.status,
         'missing_resources': res.missing_resources,
         'resources_changed': res.resources_changed,
-        'created_at': dates.format(res.created_at),
-        'updated_at': dates.format(res.updated_at),
+        'created_at': dates.format_timestamp(res.created_at),
+        'updated_at': dates.format_timestamp(res.updated_at),
     })
     return body
 
@@ -39,17 +42,18 @@ def event(ev):
         'status': ev.status,
         'attempts': ev.attempts,
         'last_error': ev.last_error,
-        'created_at': dates.format(ev.created_at),
-        'updated_at': dates.format(ev.updated_at),
+        'created_at': dates.format_timestamp(ev.created_at),
+        'updated_at': dates.format_timestamp(ev.updated_at),
     }
 
 
-# events due at the same time are listed in the order they run
+# events due at the same time are listed in the order they run (a user's
+# own event with the before-end notice), then as the database lists them
 _RANK = {'start_lease': 0, 'before_end_lease': 1, 'end_lease': 2}
 
 
 def _event_order(ev):
-    return ev.time, _RANK.get(ev.event_type, 1)
+    return ev.time, _RANK.get(ev.event_type, 1), ev.created_at, ev.id
 
 
 def _reservation_order(res):
@@ -70,8 +74,8 @@ def lease(row):
         'status': row.status,
         'status_reason': row.status_reason,
         'degraded': row.degraded,
-        'created_at': dates.format(row.created_at),
-        'updated_at': dates.format(row.updated_at),
+        'created_at': dates.format_timestamp(row.created_at),
+        'updated_at': dates.format_timestamp(row.updated_at),
         'reservations': [reservation(r) for r in sorted(
             row.reservations, key=_reservation_order)],
         'events': [event(e) for e in sorted(row.events, key=_event_order)],

@@ -43,8 +43,13 @@ def _query(allowed):
     if unknown:
         raise exceptions.InvalidInput(
             reason='unknown query parameter(s) %s; accepted: %s' % (
-                ', '.join(sorted(unknown)), ', '.join(sorted(allowed)) or
-                'none'))
+                ', '.join(sorted(repr(k) for k in unknown)),
+                ', '.join(sorted(allowed)) or 'none'))
+    for key in allowed:
+        if '\x00' in params.get(key, ''):
+            # no database compares text holding NUL (PostgreSQL refuses it)
+            raise exceptions.InvalidInput(
+                reason='%s holds a NUL character' % key)
     return {k: params[k] for k in allowed if k in params}
 
 
@@ -109,7 +114,10 @@ class PropertiesController(rest.RestController):
             include_private=_flag(params, 'all'))}
 
     @pecan.expose('json')
-    def patch(self, name):
+    def patch(self, name=None):
+        if name is None:
+            # a property is patched by name; the collection only lists
+            raise exceptions.MethodNotAllowed(method='PATCH', allowed='GET')
         ctx = _authorize('properties:patch')
         return {'resource_property': _rpc().host_property_update(
             ctx, name, _body())}

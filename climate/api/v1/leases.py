@@ -116,7 +116,10 @@ class LeasesController(rest.RestController):
         ctx = pecan.request.context
         policy.authorize(ctx, 'climate:leases:create')
         body = types.parse(pecan.request, types.LeaseCreate)
-        lease = pecan.request.rpcapi.create_lease(ctx, body)
+        # at every microversion: a retried create with the same key returns
+        # the first lease (climate.manager.idempotency)
+        lease = pecan.request.rpcapi.create_lease(
+            ctx, body, pecan.request.headers.get('Idempotency-Key'))
         pecan.response.status = 201
         return {'lease': lease}
 

@@ -2,6 +2,7 @@
 
 import pecan
 
+from climate.api import health
 from climate.api.v1 import hosts
 from climate.api.v1 import leases
 
@@ -9,6 +10,7 @@ from climate.api.v1 import leases
 class V1Controller:
 
     leases = leases.LeasesController()
+    health = health.HealthController()  # admin only
 
     @pecan.expose('json')
     def index(self):

@@ -11,6 +11,9 @@ and answers are Blazar's:
   (:data:`STATIC_FACTS`) set the host's facts instead;
 * update takes extra capabilities, top-level or under ``values``; a null
   value removes one.
+
+Mistakes are refused as Blazar refuses them, with Blazar's sentence first
+(``doc/source/blazar-compatibility-hosts.rst`` lists each one).
 """
 
 import datetime
@@ -20,16 +23,26 @@ from climate.db import api as db_api
 from climate.db import hosts as db_hosts
 from climate import exceptions
 from climate.plugins.physical_host import plugin as host_plugin
+from climate.scheduling import filters as sched_filters
 from climate.scheduling import hosts as sched
 
 #: Facts the operator gives with the static backend (Nova reports them).
 STATIC_FACTS = ('service_name', 'vcpus', 'memory_mb', 'local_gb',
                 'cpu_info', 'hypervisor_type', 'hypervisor_version')
-_INT_FACTS = ('vcpus', 'memory_mb', 'local_gb', 'hypervisor_version')
-#: Keys a host view shows itself: never extra capabilities.
+#: The largest value of each whole-number fact (its column's range).
+_INT_FACTS = {'vcpus': 2 ** 31 - 1, 'memory_mb': 2 ** 31 - 1,
+              'local_gb': 2 ** 31 - 1, 'hypervisor_version': 2 ** 53}
+#: Keys a host view shows itself: never extra capabilities (Blazar
+#: would store one and show it in place of the host's own field).
 RESERVED_KEYS = ('id', 'name', 'hypervisor_hostname', 'trust_id',
                  'reservable', 'disabled', 'created_at', 'updated_at',
-                 'values') + STATIC_FACTS
+                 'values', 'status', 'availability_zone') + STATIC_FACTS
+#: Keys of the facts Nova reports: a create with the ``nova`` backend
+#: ignores them, as Blazar does (the facts come from Nova).
+NOVA_FACT_KEYS = STATIC_FACTS + ('hypervisor_hostname', 'availability_zone')
+#: Longest extra capability name a create takes (Blazar's limit).
+MAX_NEW_KEY = 64
+#: Longest name of a property (the column's size; an update takes it).
 MAX_KEY = 255
 MAX_VALUE = 255
 MAX_CAPABILITIES = 64
@@ -38,24 +51,47 @@ MAX_TIMELINE = datetime.timedelta(days=366)
 
 
 def host_view(row, capabilities):
+    """A host as Blazar shows it: every field of Blazar's host, plus
+    Climate's ``disabled``, with the extra capabilities as top-level keys.
+
+    ``status`` is always null (Blazar's api-ref: "This is null
+    currently") and ``availability_zone`` is empty, what Blazar stores
+    when it does not track zones: Climate does not place hosts by zone.
+    Blazar's columns are never null: a fact the backend did not report
+    shows as Blazar's type's empty value (``""``, ``0``), and so does the
+    trust Climate does not hold (it manages hosts with its own service
+    credentials).
+    """
     body = dict(capabilities)
     body.update({
         'id': str(row.id),
+        'status': None,
+        'availability_zone': '',
         'hypervisor_hostname': row.hypervisor_hostname,
         'service_name': row.service_name,
-        'vcpus': row.vcpus,
-        'memory_mb': row.memory_mb,
-        'local_gb': row.local_gb,
-        'cpu_info': row.cpu_info,
-        'hypervisor_type': row.hypervisor_type,
-        'hypervisor_version': row.hypervisor_version,
-        'trust_id': row.trust_id,
+        'vcpus': row.vcpus or 0,
+        'memory_mb': row.memory_mb or 0,
+        'local_gb': row.local_gb or 0,
+        'cpu_info': row.cpu_info or '',
+        'hypervisor_type': row.hypervisor_type or '',
+        'hypervisor_version': row.hypervisor_version or 0,
+        'trust_id': row.trust_id or '',
         'reservable': row.reservable,
         'disabled': row.disabled,
         'created_at': dates.format(row.created_at),
         'updated_at': dates.format(row.updated_at),
     })
     return body
+
+
+def check_text(value, field):
+    """``value`` if it is storable text, else InvalidInput naming
+    ``field``."""
+    if isinstance(value, str) and not host_plugin.storable(value):
+        raise exceptions.InvalidInput(
+            reason='%s holds a NUL character or an unpaired surrogate' %
+            field)
+    return value
 
 
 def _capabilities(values, allow_null):
@@ -65,6 +101,8 @@ def _capabilities(values, allow_null):
             MAX_CAPABILITIES)
     out = {}
     for key, value in values.items():
+        check_text(key, 'an extra capability name')
+        check_text(value, 'extra capability %r' % key)
         if not isinstance(key, str) or not key or len(key) > MAX_KEY or \
                 key.startswith('$'):
             raise exceptions.InvalidInput(
@@ -79,7 +117,7 @@ def _capabilities(values, allow_null):
         if isinstance(value, bool):
             value = str(value)
         if not isinstance(value, (str, int, float)) or \
-                len(str(value)) > MAX_VALUE:
+                not host_plugin.finite(value) or len(str(value)) > MAX_VALUE:
             raise exceptions.InvalidInput(
                 reason='extra capability %s must be a string or number of at '
                        'most %d characters' % (key, MAX_VALUE))
@@ -94,14 +132,18 @@ def _static_facts(body):
             continue
         value = body.pop(key)
         if key in _INT_FACTS:
-            if isinstance(value, bool) or not isinstance(
-                    value, (int, str)) or not str(value).strip().isdigit():
+            text = str(value).strip() if isinstance(value, (int, str)) \
+                and not isinstance(value, bool) else ''
+            if not text.isascii() or not text.isdigit() or len(text) > 20:
                 raise exceptions.InvalidInput(
                     reason='%s must be a whole number, not %r' % (key, value))
-            value = int(value)
-            if value > 2 ** 53:
-                raise exceptions.InvalidInput(reason='%s is too large' % key)
+            value = int(text)
+            if value > _INT_FACTS[key]:
+                raise exceptions.InvalidInput(
+                    reason='%s is too large (at most %d)' % (
+                        key, _INT_FACTS[key]))
         elif value is not None:
+            check_text(value, key)
             if not isinstance(value, str) or len(value) > MAX_VALUE:
                 raise exceptions.InvalidInput(
                     reason='%s must be a string of at most %d characters' % (
@@ -134,24 +176,48 @@ class Inventory:
     def create(self, ctx, body):
         """Add a host the cloud knows and that runs no server.
 
-        :raises HostNotFound: unknown to the backend (404).
+        The host is named by ``name`` (or, as in Blazar, ``id``); with the
+        ``nova`` backend, keys that are facts Nova reports are ignored, as
+        Blazar ignores them; ``trust_id`` is ignored (Blazar replaces it
+        with its own trust).
+
+        :raises InvalidHost: no ``name`` (403, Blazar's status).
+        :raises HostNotInCloud: unknown to the backend (404).
+        :raises MultipleHostsFound: the name matches several (409).
         :raises HostHasServers: servers run on it (409).
+        :raises ExtraCapabilityTooLong: a name over 64 characters (400).
         :raises HostAlreadyExists: already in the inventory (409).
         """
         body = dict(body)
+        ref_id = body.pop('id', None)
         name = body.pop('name', None)
-        if not isinstance(name, str) or not name.strip() or \
-                len(name) > MAX_KEY:
+        body.pop('trust_id', None)
+        ref = ref_id or name
+        if ref is None:
+            raise exceptions.InvalidHost(host=_python_repr(body))
+        check_text(ref, 'name')
+        if not isinstance(ref, str) or len(ref) > MAX_KEY:
             raise exceptions.InvalidInput(
-                reason='name (the hypervisor host name) is required, a '
-                       'string of at most %d characters' % MAX_KEY)
-        name = name.strip()
-        given = _static_facts(body) if self.backend.name == 'static' else {}
-        capabilities = _capabilities(body, allow_null=False)
+                reason='name (the hypervisor host name) must be a string of '
+                       'at most %d characters' % MAX_KEY)
+        name = ref.strip()
+        if not name:
+            raise exceptions.HostNotInCloud(host=ref)
+        if self.backend.name == 'static':
+            given = _static_facts(body)
+        else:
+            given = {}
+            for key in NOVA_FACT_KEYS:
+                body.pop(key, None)
+        # Blazar's order: the cloud's answers, then the capability names
         facts = dict(self.backend.describe_host(name))
         facts.update(given)
-        if self.backend.host_has_servers(facts):
-            raise exceptions.HostHasServers(host=name)
+        self._refuse_servers(facts)
+        for key in body:
+            if isinstance(key, str) and len(key) > MAX_NEW_KEY:
+                raise exceptions.ExtraCapabilityTooLong(max=MAX_NEW_KEY,
+                                                        key=key)
+        capabilities = _capabilities(body, allow_null=False)
         with db_api.writer(ctx):
             host_id = db_hosts.host_create(ctx, facts, capabilities)
             # last: a failed enroll rolls the row back, and a retried
@@ -159,26 +225,73 @@ class Inventory:
             self.backend.enroll(dict(facts, id=host_id))
         return self.get(ctx, host_id)
 
+    def _refuse_servers(self, facts):
+        servers = self.backend.host_servers(facts)
+        if servers:
+            raise exceptions.HostHasServers(
+                servers=_python_repr(servers),
+                host=facts.get('service_name') or
+                facts['hypervisor_hostname'])
+
     def update(self, ctx, host_id, body):
-        """Set or (with null) remove extra capabilities."""
+        """Set or (with null) remove extra capabilities.
+
+        :raises HostNotFound: no host has this id (404).
+        :raises NoDataToUpdate: an empty body (400).
+        :raises CantAddExtraCapability: a capability that a reservation
+            holding the host selects by would change (409).
+        """
+        host = db_hosts.host_row(ctx, host_id)
         values = body.get('values') if set(body) == {'values'} else body
         if not isinstance(values, dict):
             raise exceptions.InvalidInput(reason='values must be an object')
+        if not values:
+            raise exceptions.NoDataToUpdate()
         for key in values:
             if key in STATIC_FACTS or key in ('name', 'hypervisor_hostname'):
                 raise exceptions.InvalidInput(
                     reason='%s is a fact of the host; it cannot be changed' %
                     key)
-        db_hosts.host_update_capabilities(
-            ctx, host_id, _capabilities(values, allow_null=True))
-        return self.get(ctx, host_id)
+        capabilities = _capabilities(values, allow_null=True)
+        with db_api.writer(ctx):
+            # locked first: a lease allocating the host meanwhile waits
+            db_hosts.host_row(ctx, host.id, for_update=True)
+            self._refuse_held_capabilities(ctx, host, capabilities)
+            db_hosts.host_update_capabilities(ctx, host.id, capabilities)
+        return self.get(ctx, host.id)
+
+    @staticmethod
+    def _refuse_held_capabilities(ctx, host, capabilities):
+        """Blazar's rule: an extra capability that the resource_properties
+        of a reservation holding the host (now or later) names cannot
+        change while it holds it, else the host would stop matching."""
+        current = db_hosts.host_get(ctx, host.id)[1]
+        changing = {k for k, v in capabilities.items()
+                    if k in current and current[k] != v}
+        if not changing:
+            return
+        used = set()
+        for _alloc, reservation, _lease in db_hosts.allocations_on_hosts(
+                ctx, [host.id], dates.utcnow()):
+            params = reservation.params or {}
+            tree = host_plugin.parse_filters(params)[1]
+            used |= sched_filters.names_in(tree)
+        held = sorted(changing & used)
+        if held:
+            raise exceptions.CantAddExtraCapability(
+                keys=_python_repr(held), host=host.id,
+                reason='Reservations holding the host select hosts by '
+                       '%s; change it once they are over.' % ', '.join(held))
 
     @db_api.retry_on_deadlock
     def delete(self, ctx, host_id):
-        """Remove a host no reservation holds (else HostAllocated, 409)."""
+        """Remove a host no reservation holds (else HostAllocated, 409) and
+        that runs no server (else HostHasServers, 409)."""
         with db_api.writer(ctx):
             row = db_hosts.host_delete(ctx, host_id)
-            self.backend.withdraw(host_plugin.host_facts(row))
+            facts = host_plugin.host_facts(row)
+            self._refuse_servers(facts)
+            self.backend.withdraw(facts)
 
     # -- allocations ----------------------------------------------------------
 
@@ -191,25 +304,36 @@ class Inventory:
             for _h, res_id, lease_id, start, end in rows]}
 
     def allocations(self, ctx, lease_id=None, reservation_id=None):
-        """Per host, the reservations holding it (Blazar's shape)."""
-        by_host = {}
+        """Every host with the reservations holding it now or later
+        (Blazar's shape: a host no reservation holds has an empty list)."""
+        check_text(lease_id, 'lease_id')
+        check_text(reservation_id, 'reservation_id')
+        by_host = {h.id: [] for h in db_hosts.all_hosts(ctx)}
         for row in db_hosts.allocations_list(
-                ctx, lease_id=lease_id, reservation_id=reservation_id):
+                ctx, lease_id=lease_id, reservation_id=reservation_id,
+                time_from=dates.utcnow()):
             by_host.setdefault(row[0], []).append(row)
         return [self._allocation_view(h, rows)
                 for h, rows in sorted(by_host.items())]
 
     def allocation(self, ctx, host_id, lease_id=None, reservation_id=None):
+        """The reservations holding one host now or later."""
+        check_text(lease_id, 'lease_id')
+        check_text(reservation_id, 'reservation_id')
         host = db_hosts.host_row(ctx, host_id)
         return self._allocation_view(host.id, db_hosts.allocations_list(
             ctx, host_id=host.id, lease_id=lease_id,
-            reservation_id=reservation_id))
+            reservation_id=reservation_id, time_from=dates.utcnow()))
 
     # -- properties -----------------------------------------------------------
 
     def properties(self, ctx, detail=False, include_private=False):
+        """The properties hosts carry now (as Blazar, a property no host
+        carries any more is not listed)."""
         out = []
         for prop, values in db_hosts.property_list(ctx, include_private):
+            if not values:
+                continue
             item = {'property': prop.property_name}
             if detail:
                 item.update({'private': prop.private, 'values': values})
@@ -217,6 +341,13 @@ class Inventory:
         return out
 
     def set_property(self, ctx, name, body):
+        """Make a property private or public again.
+
+        :raises HostPropertyNotFound: no such property (404; Blazar: 500).
+        """
+        if not isinstance(name, str) or not name or \
+                not host_plugin.storable(name):
+            raise exceptions.HostPropertyNotFound(property=name)
         unknown = set(body) - {'private'}
         if unknown or not isinstance(body.get('private'), bool):
             raise exceptions.InvalidInput(
@@ -252,8 +383,7 @@ class Inventory:
                    'hypervisor_properties', 'resource_properties', 'limit'}
         _refuse_unknown(query, allowed)
         now = dates.utcnow()
-        count = host_plugin._count(dict(count=query.get('count', 1)),
-                                   'count')
+        count = host_plugin.count_of(query.get('count', 1), 'count')
         if query.get('duration') is None:
             raise exceptions.InvalidInput(reason='duration is required '
                                                  '(e.g. "4h")')
@@ -324,6 +454,11 @@ class Inventory:
                               'free': s['free']}
                              for s in sched.timeline(matching, busy,
                                                      time_from, time_to)]}
+
+
+def _python_repr(value):
+    """``value`` as Blazar's messages print it (Python's repr)."""
+    return repr(value)
 
 
 def _refuse_unknown(query, allowed):

@@ -33,6 +33,8 @@ finished by the retry.
 
 import collections
 import datetime
+import json
+import math
 import threading
 
 from oslo_config import cfg
@@ -70,16 +72,22 @@ def parse_view_date(text):
     return datetime.datetime.strptime(text, dates.OUTPUT_FORMAT)
 
 
-def _count(params, key):
-    value = params.get(key)
-    if isinstance(value, bool) or value is None:
-        number = None
-    elif isinstance(value, int):
-        number = value
-    elif isinstance(value, str) and value.strip().isdigit():
-        number = int(value)
-    else:
-        number = None
+def _whole(value):
+    """``value`` as an integer when it is one (or its decimal text)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    text = value.strip() if isinstance(value, str) else ''
+    if text.isascii() and text.lstrip('-').isdigit() and len(text) < 20:
+        return int(text)
+    return None
+
+
+def count_of(value, key):
+    """``value`` as a host count from 1 to :data:`MAX_HOSTS`, else
+    InvalidInput naming ``key`` (Climate's own routes)."""
+    number = _whole(value)
     if number is None or not 1 <= number <= MAX_HOSTS:
         raise exceptions.InvalidInput(
             reason='%s must be a whole number from 1 to %d, not %r' % (
@@ -87,8 +95,89 @@ def _count(params, key):
     return number
 
 
+def _count(params, key):
+    """``params[key]`` (``min`` or ``max``) as a host count, refused in
+    Blazar's words."""
+    value = params.get(key)
+    if value is None:
+        raise exceptions.MissingParameter(param=key)
+    number = _whole(value)
+    reason = '%s must be a whole number from 1 to %d, not %r' % (
+        key, MAX_HOSTS, value)
+    if number is not None and number < 1:
+        raise exceptions.MalformedParameter(
+            param='min and max (must be greater than or equal to 1)',
+            reason=reason)
+    if number is None or number > MAX_HOSTS:
+        raise exceptions.MalformedParameter(param=key, reason=reason)
+    return number
+
+
+def storable(text):
+    """False for text no database stores or compares as given: a NUL
+    character (PostgreSQL refuses it) or an unpaired UTF-16 surrogate
+    (not UTF-8)."""
+    if '\x00' in text:
+        return False
+    try:
+        text.encode('utf-8')
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def finite(value):
+    """False for a number (or a number's text) beyond a float's range:
+    SQL cannot store or compare it (MariaDB has no infinity)."""
+    if isinstance(value, bool):
+        return True
+    if isinstance(value, int):
+        return abs(value) < 2 ** 1000
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, str) and len(value) < 5000:
+        number = filters.as_number(value)
+        return number is None or math.isfinite(number)
+    return True
+
+
+def _unstorable_in(value):
+    """True when some text inside the JSON ``value`` is not storable, or
+    some number is beyond a float's range."""
+    if not finite(value):
+        return True
+    if isinstance(value, str):
+        return not storable(value)
+    if isinstance(value, list):
+        return any(_unstorable_in(v) for v in value)
+    if isinstance(value, dict):
+        return any(_unstorable_in(k) or _unstorable_in(v)
+                   for k, v in value.items())
+    return False
+
+
 def parse_filters(params):
-    """The two filter trees of a reservation's (validated) parameters."""
+    """The two filter trees of a reservation's (validated) parameters.
+
+    :raises InvalidInput: a filter is malformed, or holds text that SQL
+        cannot compare (a NUL character, an unpaired surrogate).
+    """
+    for key in ('hypervisor_properties', 'resource_properties'):
+        value = params.get(key)
+        try:
+            if isinstance(value, str):
+                try:
+                    value = json.loads(value)
+                except ValueError:
+                    continue  # filters.parse says where
+            unstorable = _unstorable_in(value)
+        except RecursionError:
+            raise exceptions.InvalidInput(
+                reason='%s is nested too deeply' % key)
+        if unstorable:
+            raise exceptions.InvalidInput(
+                reason='%s holds a NUL character, an unpaired surrogate or '
+                       'a number too large' % key)
     return (filters.parse(params.get('hypervisor_properties'),
                           'hypervisor_properties', db_hosts.FACTS),
             filters.parse(params.get('resource_properties'),
@@ -230,23 +319,30 @@ class PhysicalHostPlugin(base.ResourcePlugin):
                     ', '.join(unknown), ', '.join(PARAMS)))
         low, high = _count(params, 'min'), _count(params, 'max')
         if low > high:
-            raise exceptions.InvalidInput(
-                reason='min (%d) must not be more than max (%d)' % (low,
-                                                                    high))
+            raise exceptions.InvalidRange(min=low, max=high)
         out = {'min': low, 'max': high}
         for key in ('hypervisor_properties', 'resource_properties'):
             value = params.get(key)
             if value is not None and not isinstance(value, str):
-                raise exceptions.InvalidInput(
+                raise exceptions.MalformedRequirements(
+                    rqrms=value,
                     reason='%s must be a JSON filter in a string, e.g. '
                            '\'["=", "$memory_mb", "4096"]\'' % key)
             out[key] = value or ''
-        parse_filters(out)
+        for key in ('hypervisor_properties', 'resource_properties'):
+            try:
+                parse_filters({key: out[key]})
+            except exceptions.InvalidInput as exc:
+                raise exceptions.MalformedRequirements(
+                    rqrms=out[key], reason=exc.kwargs.get('reason') or
+                    exc.message)
         before_end = params.get('before_end') or 'default'
-        if before_end not in BEFORE_END_ACTIONS:
-            raise exceptions.InvalidInput(
+        if not isinstance(before_end, str) or \
+                before_end not in BEFORE_END_ACTIONS:
+            raise exceptions.MalformedParameter(
+                param='before_end',
                 reason="before_end must be 'default' or 'snapshot', not %r" %
-                before_end)
+                (before_end,))
         out['before_end'] = before_end
         return out
 

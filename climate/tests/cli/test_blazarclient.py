@@ -102,18 +102,42 @@ def test_blazar_lease_update_and_delete(climate_all):
         lease['id'])
 
 
+def test_blazar_lease_create_with_an_event(climate_all):
+    """``blazar lease-create --event``: blazarclient sends ``event_type``
+    and ``event_date``; the event is kept among the lease's events."""
+    _ok(climate_all.run('host-create', 'bz-event-host', '--extra',
+                        'suite=bz-event'))
+    start = _later(hours=50)[:16].replace('T', ' ')
+    note = _later(hours=51)[:16].replace('T', ' ')
+    end = _later(hours=52)[:16].replace('T', ' ')
+    _ok(climate_all.run(
+        'lease-create', '--physical-reservation',
+        'min=1,max=1,resource_properties=["=", "$suite", "bz-event"]',
+        '--start-date', start, '--end-date', end, '--event',
+        'event_type=notification,event_date=%s' % note, 'bz-event',
+        script='blazar'))
+    lease = _climate_show(climate_all, 'bz-event')
+    assert [(e['event_type'], e['time'], e['status'])
+            for e in lease['events']
+            if e['event_type'] == 'notification'] == [
+        ('notification', note.replace(' ', 'T') + ':00.000000', 'UNDONE')]
+    _ok(climate_all.run('lease-delete', 'bz-event', script='blazar'))
+    _ok(climate_all.run('host-delete', 'bz-event-host'))
+
+
 def test_blazar_errors_carry_the_server_message(climate_all):
     lease = _create(climate_all, 'bz-errors')
     done = climate_all.run('lease-update', lease['id'], '--end-date',
                            '2020-01-01 00:00', script='blazar')
     assert done.code == 1
-    assert 'ERROR: Invalid input: end_date 2020-01-01 00:00 is in the past' \
-        in done.err
+    assert ('ERROR: End date must be later than current and start date. '
+            'end_date 2020-01-01 00:00:00') in done.err
     assert 'Traceback' not in done.err
     ours = climate_all.run('lease-update', lease['id'], '--end-date',
                            '2020-01-01 00:00')
-    assert ours.err.startswith('Invalid input: end_date 2020-01-01 00:00 is '
-                               'in the past (HTTP 400) (Request-ID: req-')
+    assert ours.err.startswith('End date must be later than current and '
+                               'start date. end_date 2020-01-01 00:00:00, ')
+    assert ' (HTTP 400) (Request-ID: req-' in ours.err
 
 
 def test_openstack_reservation_lease(climate_all):

@@ -125,7 +125,8 @@ def test_allocations_properties_and_delete_refused(cli):
 
     done = cli('host-delete', names[0])
     assert done.code == 1
-    assert re.search(r'Cannot delete host %s: Host %s is allocated to '
+    assert re.search(r"Cannot delete host %s: Can't delete host \d+\. The "
+                     r'host is reserved\. Host %s is allocated to '
                      r'reservations %s; it can leave the inventory once '
                      r'they are over\. \(HTTP 409\) ' % (
                          names[0], names[0],

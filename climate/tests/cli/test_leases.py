@@ -125,6 +125,7 @@ def test_server_message_and_request_id_subprocess(climate_all):
                           '--end-date', '2030-01-01 10:00', project=project)
     assert bad.code == 1
     assert re.fullmatch(
+        r"tomorrow is an invalid date\. Required format: %Y-%m-%d %H:%M\. "
         r"Invalid start_date 'tomorrow': use 'YYYY-MM-DD HH:MM', 'now' or "
         r"ISO 8601 \(e\.g\. 2030-01-31T12:00:00\+01:00\)\. \(HTTP 400\) " +
         REQUEST_ID + r'\n', bad.err), bad
@@ -201,6 +202,8 @@ def test_bad_dates(cli):
                '--end-date', '2030-02-30 10:00', project=project)
     assert done.code == 1
     assert re.fullmatch(
+        r"2030-02-30 10:00 is an invalid date\. Required format: "
+        r"%Y-%m-%d %H:%M\. "
         r"Invalid end_date '2030-02-30 10:00': use 'YYYY-MM-DD HH:MM', "
         r"'now' or ISO 8601 \(e\.g\. 2030-01-31T12:00:00\+01:00\)\. "
         r"\(HTTP 400\) " + REQUEST_ID + r'\n', done.err), done
@@ -208,14 +211,16 @@ def test_bad_dates(cli):
                '--start-date', '2020-01-01 10:00', '--end-date',
                '2020-01-02 10:00', project=project)
     assert done.code == 1
-    assert re.fullmatch(r'Invalid input: start_date 2020-01-01 10:00 is in '
-                        r'the past \(now is [0-9: -]+ UTC\) \(HTTP 400\) ' +
+    assert re.fullmatch(r'Start date must be later than current date\. '
+                        r'start_date 2020-01-01 10:00 is in '
+                        r'the past \(now is [0-9: -]+ UTC\)\. \(HTTP 400\) ' +
                         REQUEST_ID + r'\n', done.err), done
     done = cli('lease-create', 'x', '--reservation', 'resource_type=noop',
                '--end-date', _later(hours=1), '--before-end-date',
                _later(hours=2), project=project)
-    assert re.fullmatch(r'Invalid input: before_end_date must be between '
-                        r'start_date and end_date \(HTTP 400\) ' +
+    assert re.fullmatch(r'Datetime is out of lease limits\. before_end_date '
+                        r'[0-9: -]+ must be after start_date [0-9: -]+ and '
+                        r'before end_date [0-9: -]+\. \(HTTP 403\) ' +
                         REQUEST_ID + r'\n', done.err), done
     assert cli('lease-list', '-f', 'json',
                project=project).out.strip() == '[]'
@@ -226,8 +231,9 @@ def test_unknown_resource_type(cli):
                'resource_type=physical:cloud', '--end-date', _later(hours=1),
                project=_project())
     assert done.code == 1
-    assert re.fullmatch(r"Unknown resource_type 'physical:cloud'; this "
-                        r"cloud offers: [a-z:, ]+\. \(HTTP 400\) " +
+    assert re.fullmatch(r"The physical:cloud resource type is not "
+                        r"supported\. This cloud offers: [a-z:, ]+\. "
+                        r"\(HTTP 400\) " +
                         REQUEST_ID + r'\n', done.err), done
 
 
@@ -280,9 +286,9 @@ def test_update_errors(cli):
         1, "No lease with a name or id of 'nope' exists.\n")
     done = cli('lease-update', 'upd', '--reduce-by', '4h', project=project)
     assert done.code == 1
-    assert re.fullmatch(r'Invalid input: end_date must be later than '
-                        r'start_date \(HTTP 400\) ' + REQUEST_ID + r'\n',
-                        done.err), done
+    assert re.fullmatch(r'The end_date must be later than the start_date\. '
+                        r'Both are [0-9: -]+\. \(HTTP 400\) ' + REQUEST_ID +
+                        r'\n', done.err), done
 
 
 def test_update_reservation(cli):
@@ -355,7 +361,9 @@ def test_list_pagination_and_filters(cli, climate_all):
                                         'integer\n')
     done = cli('lease-list', '--time-from', 'yesterday', project=project)
     assert done.code == 1
-    assert re.fullmatch(r"Invalid time_from 'yesterday': use 'YYYY-MM-DD "
+    assert re.fullmatch(r"yesterday is an invalid date\. Required format: "
+                        r"%Y-%m-%d %H:%M\. "
+                        r"Invalid time_from 'yesterday': use 'YYYY-MM-DD "
                         r"HH:MM', 'now' or ISO 8601 \(e\.g\. 2030-01-31T12:"
                         r"00:00\+01:00\)\. \(HTTP 400\) " + REQUEST_ID +
                         r'\n', done.err), done

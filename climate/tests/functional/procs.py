@@ -182,6 +182,58 @@ class Database:
         with self.engine.connect() as conn:
             return conn.execute(sa.text(sql), params).scalar()
 
+    def sessions(self, connections):
+        """``(session id, client port, state, statement)`` of the sessions
+        on this database opened by ``connections`` (a process's, from
+        :func:`tcp_connections`)."""
+        server_port = SERVICES[self.engine_name][1]
+        ports = {local for local, remote in connections
+                 if remote == server_port}
+        if self.engine_name == POSTGRESQL:
+            rows = self.query(
+                'SELECT pid, client_port, state, query FROM '
+                'pg_stat_activity WHERE datname = :d AND client_port IS '
+                'NOT NULL', d=self.name)
+        else:
+            rows = [(session, int(host.rsplit(':', 1)[1]), command, info)
+                    for session, host, command, info in self.query(
+                        'SELECT ID, HOST, COMMAND, INFO FROM '
+                        'information_schema.PROCESSLIST WHERE DB = :d',
+                        d=self.name) if ':' in host]
+        return [tuple(row) for row in rows if row[1] in ports]
+
+    def wait_sessions_idle(self, connections, timeout=30):
+        """Wait until no session of ``connections`` (a paused process's)
+        runs a statement."""
+        def busy():
+            return [row for row in self.sessions(connections)
+                    if row[2] not in ('idle', 'idle in transaction',
+                                      'idle in transaction (aborted)',
+                                      'Sleep')]
+        wait_for(lambda: not busy(), timeout, interval=0.01,
+                 message=lambda: 'the sessions of a paused process to be '
+                 'idle: %s' % (busy(),))
+
+    def wait_sessions_gone(self, connections, timeout=30):
+        """Wait until the database has ended every session of a killed
+        process (``connections``: what :meth:`Proc.kill9` returned); returns
+        how many there were.
+
+        Until then, a statement the process sent before it died, a COMMIT
+        above all, may still be running: what the database shows is not
+        final yet.  Sessions are followed by id, so that a later session
+        on a reused client port is not mistaken for one of them.
+        """
+        ids = {row[0] for row in self.sessions(connections)}
+
+        def left():
+            return [row for row in self.sessions(connections)
+                    if row[0] in ids]
+        wait_for(lambda: not left(), timeout, interval=0.01,
+                 message=lambda: 'the sessions of a killed process to '
+                 'end: %s' % (left(),))
+        return len(ids)
+
 
 # -- RabbitMQ --------------------------------------------------------------
 
@@ -335,10 +387,25 @@ class Proc:
         self.terminated = True
 
     def kill9(self):
-        """SIGKILL now, as a crash would."""
+        """SIGKILL now, as a crash would.  Returns its TCP connections
+        (see :func:`tcp_connections`, :meth:`Database.wait_sessions_gone`):
+        it is stopped (SIGSTOP) first, so that it opens none after they
+        are read."""
+        connections = self.pause() if self.alive() else set()
         self.signal(signal.SIGKILL)
         self.killed = True
         self.popen.wait(STOP_TIMEOUT)
+        return connections
+
+    def pause(self):
+        """SIGSTOP: frozen, as a process in a long pause; returns its TCP
+        connections (:func:`tcp_connections`)."""
+        self.signal(signal.SIGSTOP)
+        return tcp_connections(self.pid)
+
+    def resume(self):
+        """SIGCONT after :meth:`pause`."""
+        self.signal(signal.SIGCONT)
 
     def stop(self, timeout=STOP_TIMEOUT):
         """SIGTERM, then SIGKILL (the process, then what is left of its
@@ -364,6 +431,34 @@ class Proc:
             self.popen.returncode,)
         return '%s pid %d (%s), log %s' % (self.kind, self.pid, status,
                                            self.log_path)
+
+
+def tcp_connections(pid):
+    """``(local port, remote port)`` of the TCP sockets process ``pid``
+    holds (Linux /proc): a database shows the local one as its session's
+    client port."""
+    inodes = set()
+    fd_dir = '/proc/%d/fd' % pid
+    for fd in os.listdir(fd_dir):
+        try:
+            link = os.readlink(os.path.join(fd_dir, fd))
+        except OSError:  # closed meanwhile
+            continue
+        if link.startswith('socket:['):
+            inodes.add(link[len('socket:['):-1])
+    ports = set()
+    for table in ('tcp', 'tcp6'):
+        try:
+            with open('/proc/%d/net/%s' % (pid, table)) as f:
+                lines = f.readlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            cols = line.split()
+            if cols[9] in inodes:
+                ports.add((int(cols[1].rsplit(':', 1)[1], 16),
+                           int(cols[2].rsplit(':', 1)[1], 16)))
+    return ports
 
 
 class Cluster:
@@ -632,6 +727,69 @@ def check_exactly_once(db, leases):
         "event_id NOT IN (SELECT id FROM events))")
     assert stray == 0, '%d actions without their event' % stray
     return seen
+
+
+def kill_holding_claims(db, manager, deadline, min_done=5):
+    """kill -9 ``manager`` while it holds claimed events, once it has run
+    ``min_done`` starts; gives up (AssertionError) at ``deadline``
+    (monotonic).
+
+    Each time the database shows it holding claims, it is frozen
+    (SIGSTOP) until its sessions are idle; if it still holds claims then,
+    it is killed, otherwise it goes on and the next chance is taken.
+    Returns ``(connections, stopped_at, attempts)``: its TCP connections
+    (for :meth:`Database.wait_sessions_gone`, before reading what it
+    left), the monotonic time it was frozen for good, and how many
+    freezes it took.
+    """
+    held = ('SELECT (SELECT count(*) FROM events WHERE status = :s AND '
+            'claimed_by = :v), (SELECT count(*) FROM noop_actions WHERE '
+            'manager = :v AND action = :a)')
+    holding = ('SELECT count(*) FROM events WHERE status = :s AND '
+               'claimed_by = :v')
+    attempts = 0
+    while True:
+        assert time.monotonic() < deadline, (
+            '%s never died holding a claim (%d attempts): %s' % (
+                manager.manager_name, attempts, actions_by_manager(db)))
+        claims, done = db.query(held, s='IN_PROGRESS',
+                                v=manager.manager_name, a='on_start')[0]
+        if not (claims and done >= min_done):
+            time.sleep(0.005)
+            continue
+        attempts += 1
+        stopped_at = time.monotonic()
+        connections = manager.pause()
+        try:
+            db.wait_sessions_idle(connections, timeout=2)
+        except AssertionError:
+            # one of its sessions waits for a lock another of them holds:
+            # that waits for the kill; decide on what the database shows
+            pass
+        if db.scalar(holding, s='IN_PROGRESS', v=manager.manager_name):
+            manager.kill9()
+            return connections, stopped_at, attempts
+        manager.resume()
+
+
+def wait_done(db, event_ids, since, timeout):
+    """Poll until every event of ``event_ids`` is DONE; returns {event id:
+    seconds from ``since`` (monotonic) to when it was seen DONE}, to
+    20 ms."""
+    done = {}
+    deadline = time.monotonic() + timeout
+    while len(done) < len(event_ids):
+        assert time.monotonic() < deadline, (
+            'events not DONE after %ds: %s' % (
+                timeout, sorted(set(event_ids) - set(done))))
+        ids = ', '.join("'%s'" % i for i in event_ids if i not in done)
+        now = time.monotonic()
+        for (event_id,) in db.query(
+                "SELECT id FROM events WHERE status = 'DONE' AND id IN "
+                "(%s)" % ids):
+            done[event_id] = now - since
+        time.sleep(0.02)
+    return done
 
 
 def actions_by_manager(db, actions=('on_start', 'on_end')):

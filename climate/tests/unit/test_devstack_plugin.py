@@ -11,6 +11,7 @@ section, option or value fails here.
 
 import configparser
 import importlib.metadata
+import json
 import os
 import sqlite3
 import subprocess
@@ -74,6 +75,17 @@ stop_process() { record stop_process "$@"; }
 wait_for_service() { record wait_for_service "$@"; return "${API_DOWN:-0}"; }
 echo_summary() { :; }
 die() { echo "die: $*" >&2; exit 1; }
+which() { echo "/usr/local/bin/$1"; }
+# devstack's write_uwsgi_config: a module path becomes "module", and Apache
+# proxies the URL path to the socket (recorded, not run)
+write_uwsgi_config() {
+    record write_uwsgi_config "$@"
+    rm -f "$1"
+    iniset "$1" uwsgi module "$2"
+    iniset "$1" uwsgi socket "/var/run/uwsgi/$5.socket"
+    iniset "$1" uwsgi lazy-apps true
+}
+remove_uwsgi_config() { record remove_uwsgi_config "$@"; rm -f "$1"; }
 '''
 
 # devstack's ini functions for the stand-ins: DEFAULT is an ordinary
@@ -235,17 +247,87 @@ def test_stack_builds_the_schema_and_registers_climate(devstack):
             'Default', 'Default'] in calls
     assert ['get_or_create_service', 'climate', 'reservation',
             'Resource reservation'] in calls
+    # under uwsgi behind Apache at /reservation, as devstack runs every API
+    # and as Blazar's API tests expect
     assert ['get_or_create_endpoint', 'reservation', 'RegionOne',
-            'http://127.0.0.1:1234/v1'] in calls
-    assert ['wait_for_service', '60', 'http://127.0.0.1:1234/healthcheck'] in calls
+            'http://127.0.0.1/reservation/v1'] in calls
+    assert ['wait_for_service', '60',
+            'http://127.0.0.1/reservation/healthcheck'] in calls
+    uwsgi_conf = devstack.conf_file.parent / 'climate-api-uwsgi.ini'
+    assert ['write_uwsgi_config', str(uwsgi_conf), 'climate.wsgi.api:application',
+            '/reservation', '', 'climate-api'] in calls
 
     scripts = _console_scripts()
     processes = {call[1]: call[2] for call in calls if call[0] == 'run_process'}
     assert set(processes) == {'climate-api', 'climate-manager'}
-    for name, command in processes.items():
-        program, *args = command.split()
-        assert program == str(BIN / name) and name in scripts
-        assert args == ['--config-file', str(devstack.conf_file)]
+    assert processes['climate-api'].split() == [
+        '/usr/local/bin/uwsgi', '--procname-prefix', 'climate-api', '--ini',
+        str(uwsgi_conf)]
+    program, *args = processes['climate-manager'].split()
+    assert program == str(BIN / 'climate-manager') and 'climate-manager' in scripts
+    assert args == ['--config-file', str(devstack.conf_file)]
+
+
+def test_without_uwsgi_the_api_serves_on_its_port(devstack):
+    calls = devstack.run(*STACK, env_extra={'CLIMATE_USE_UWSGI': 'False'})
+    assert ['get_or_create_endpoint', 'reservation', 'RegionOne',
+            'http://127.0.0.1:1234/v1'] in calls
+    assert ['wait_for_service', '60', 'http://127.0.0.1:1234/healthcheck'] in calls
+    assert not [c for c in calls if c[0] == 'write_uwsgi_config']
+    processes = {call[1]: call[2] for call in calls if call[0] == 'run_process'}
+    assert processes['climate-api'].split() == [
+        str(BIN / 'climate-api'), '--config-file', str(devstack.conf_file)]
+    assert 'climate-api' in _console_scripts()
+
+
+# What uwsgi does with the ini the plugin wrote: import the module it names
+# with the environment it sets, then hand it requests as Apache's
+# mod_proxy_uwsgi passes them (the proxied path as SCRIPT_NAME).
+UWSGI_WORKER = r'''
+import configparser, importlib, io, json, os, sys
+ini = configparser.RawConfigParser(strict=False)
+ini.read(sys.argv[1])
+key, value = ini['uwsgi']['env'].split('=', 1)
+os.environ[key] = value
+module, name = ini['uwsgi']['module'].split(':')
+application = getattr(importlib.import_module(module), name)
+out = {}
+for path in ('/healthcheck', '/', '/v1/leases'):
+    environ = {'REQUEST_METHOD': 'GET', 'SCRIPT_NAME': '/reservation',
+               'PATH_INFO': path, 'QUERY_STRING': '', 'SERVER_NAME': '127.0.0.1',
+               'SERVER_PORT': '80', 'HTTP_HOST': '127.0.0.1',
+               'SERVER_PROTOCOL': 'HTTP/1.1', 'wsgi.url_scheme': 'http',
+               'wsgi.input': io.BytesIO(), 'wsgi.errors': sys.stderr,
+               'wsgi.version': (1, 0), 'wsgi.multithread': True,
+               'wsgi.multiprocess': True, 'wsgi.run_once': False}
+    status = []
+    body = b''.join(application(environ, lambda s, h, e=None: status.append(s)))
+    out[path] = [status[0], body.decode()]
+print(json.dumps(out))
+'''
+
+
+def test_the_uwsgi_app_serves_under_the_url_path(devstack):
+    devstack.run(*STACK)
+    uwsgi_conf = devstack.conf_file.parent / 'climate-api-uwsgi.ini'
+    ini = _ini(uwsgi_conf)
+    assert ini['uwsgi']['env'] == 'OS_CLIMATE_CONFIG_FILES=%s' % devstack.conf_file
+    assert _ini(devstack.conf_file)['oslo_middleware'][
+        'enable_proxy_headers_parsing'] == 'True'
+    proc = subprocess.run([sys.executable, '-c', UWSGI_WORKER, str(uwsgi_conf)],
+                          capture_output=True, text=True, timeout=120,
+                          cwd=devstack.work)
+    assert proc.returncode == 0, proc.stderr[-6000:]
+    answers = json.loads(proc.stdout.splitlines()[-1])
+    assert answers['/healthcheck'][0].startswith('200')
+    # the version document links under the path Apache serves Climate at
+    status, body = answers['/']
+    assert status.startswith('300')
+    (version,) = json.loads(body)['versions']
+    assert version['links'][0]['href'] == 'http://127.0.0.1/reservation/v1/'
+    # the API itself wants a Keystone token: the written [keystone_authtoken]
+    # is in force
+    assert answers['/v1/leases'][0].startswith(('401', '503'))
 
 
 @pytest.mark.parametrize('before,available', [
@@ -288,14 +370,18 @@ def test_without_nova_the_inventory_is_static(tmp_path):
 
 def test_an_api_that_never_answers_stops_stack(devstack):
     stderr = devstack.run(*STACK, env_extra={'API_DOWN': '1'}, ok=False)
-    assert 'climate-api did not answer at http://127.0.0.1:1234/healthcheck' in stderr
+    assert ('climate-api did not answer at '
+            'http://127.0.0.1/reservation/healthcheck') in stderr
 
 
 def test_unstack_and_clean(devstack):
     devstack.run(*STACK)
+    uwsgi_conf = devstack.conf_file.parent / 'climate-api-uwsgi.ini'
+    assert uwsgi_conf.exists()
     calls = devstack.run('unstack', 'clean')
     assert ['stop_process', 'climate-api'] in calls
     assert ['stop_process', 'climate-manager'] in calls
+    assert ['remove_uwsgi_config', str(uwsgi_conf), 'climate-api'] in calls
     assert not devstack.conf_file.parent.exists()
     assert not (devstack.site_packages / 'climate_filter.pth').exists()
 

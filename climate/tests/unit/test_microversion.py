@@ -138,7 +138,9 @@ def test_middleware_400_for_malformed():
     assert resp.status_int == 400
     assert json.loads(resp.text) == {
         'error_code': 400, 'error_name': 'InvalidAPIVersion',
-        'error_message': 'Invalid OpenStack-API-Version header \'1.x\': '
+        'error_message': 'API Version String 1.x is of invalid format. '
+                         'Must be of format MajorNum.MinorNum. Invalid '
+                         'OpenStack-API-Version header \'1.x\': '
                          'expected "reservation X.Y" or "reservation '
                          'latest"'}
 

@@ -22,6 +22,9 @@ which makes the event retry with backoff.
 
 import abc
 
+#: Servers :meth:`InventoryBackend.host_servers` lists at most.
+MAX_SERVERS_SHOWN = 10
+
 
 class InventoryBackend(abc.ABC):
     """Where hosts live in the cloud. Every method is idempotent; the nova
@@ -42,12 +45,19 @@ class InventoryBackend(abc.ABC):
         """Facts of a hypervisor by hypervisor_hostname (or service host name):
         dict(hypervisor_hostname, service_name, vcpus, memory_mb, local_gb,
         cpu_info, hypervisor_type, hypervisor_version). Raises
-        climate.exceptions.HostNotFound (404) when the cloud doesn't know it."""
+        climate.exceptions.HostNotInCloud (404) when the cloud doesn't know
+        it, MultipleHostsFound (409) when the name picks several."""
 
     @abc.abstractmethod
     def host_has_servers(self, host):
-        """True when servers run on ``host`` (a facts dict); the inventory
-        refuses such a host (409 HostHasServers)."""
+        """True when servers run on ``host`` (a facts dict)."""
+
+    @abc.abstractmethod
+    def host_servers(self, host):
+        """The servers running on ``host`` (a facts dict), as Blazar names
+        them in its error: ``[{'name': ..., 'uuid': ...}]``, at most
+        :data:`MAX_SERVERS_SHOWN`.  The inventory refuses to add or remove
+        a host with servers (409 HostHasServers)."""
 
     @abc.abstractmethod
     def enroll(self, host):

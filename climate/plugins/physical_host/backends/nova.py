@@ -329,14 +329,13 @@ class NovaBackend(base.InventoryBackend):
                          if (getattr(h, 'service', None) or {}).get('host')
                          == name]
         if not found:
-            raise exceptions.HostNotFound(host=name)
+            raise exceptions.HostNotInCloud(host=name)
         if len(found) > 1:
             # one compute service with several nodes (ironic): the name
             # must pick one node
-            raise exceptions.InvalidInput(
-                reason='%s names %d hypervisors (%s): give the hypervisor '
-                       'name' % (name, len(found), ', '.join(
-                           h.hypervisor_hostname for h in found)))
+            raise exceptions.MultipleHostsFound(
+                host=name, count=len(found), names=', '.join(
+                    h.hypervisor_hostname for h in found))
         hyp = found[0]
         cpu_info = getattr(hyp, 'cpu_info', None)
         if isinstance(cpu_info, (dict, list)):
@@ -356,6 +355,11 @@ class NovaBackend(base.InventoryBackend):
     def host_has_servers(self, host):
         return bool(self._servers_on(_name(host), limit=1))
 
+    def host_servers(self, host):
+        return [{'name': getattr(s, 'name', None), 'uuid': s.id}
+                for s in self._servers_on(_name(host),
+                                          limit=base.MAX_SERVERS_SHOWN)]
+
     def enroll(self, host):
         """Into the freepool (created on first use)."""
         name = _name(host)
@@ -372,7 +376,7 @@ class NovaBackend(base.InventoryBackend):
             if name in _field(agg, 'hosts', []) and \
                     RESERVATION_KEY in _field(agg, 'metadata', {}):
                 raise exceptions.HostAllocated(
-                    host=name,
+                    id=host.get('id', name), host=name,
                     reservations=_field(agg, 'metadata', {})[RESERVATION_KEY])
         pool = next((a for a in aggregates if a.name == self.freepool_name),
                     None)

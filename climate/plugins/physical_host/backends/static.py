@@ -53,6 +53,9 @@ class StaticBackend(base.InventoryBackend):
     def host_has_servers(self, host):
         return False
 
+    def host_servers(self, host):
+        return []
+
     def enroll(self, host):
         LOG.info('Static host %s enrolled', host['hypervisor_hostname'])
 

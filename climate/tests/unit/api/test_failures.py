@@ -48,23 +48,24 @@ def _assert_error(resp, status):
 
 BAD_CREATES = [
     ('malformed-json', None, '{"name": ', 'not JSON'),
-    ('empty-body', None, '', 'the body is empty'),
+    ('empty-body', None, '', 'Missing parameter name, start_date, end_date'),
     ('not-an-object', None, '[1, 2]', 'the body must be a JSON object'),
     ('unknown-field', _body('u', colour='red'), None, 'colour'),
-    ('no-name', _without('name'), None, 'name is required'),
-    ('no-start', _without('start_date'), None, 'start_date is required'),
-    ('no-end', _without('end_date'), None, 'end_date is required'),
+    ('no-name', _without('name'), None, 'Missing parameter name'),
+    ('no-start', _without('start_date'), None,
+     'Missing parameter start_date'),
+    ('no-end', _without('end_date'), None, 'Missing parameter end_date'),
     ('name-not-string', dict(_body('x'), name=5), None, 'name'),
     ('start-not-string', dict(_body('x'), start_date=5), None, 'start_date'),
     ('bad-date', dict(_body('x'), end_date='2090-01-32 00:00'), None,
      "Invalid end_date '2090-01-32 00:00'"),
     ('end-before-start', dict(_body('x'), end_date='2089-01-01 00:00'),
-     None, 'end_date must be later than start_date'),
+     None, 'End date must be later than start date.'),
     ('start-in-past', dict(_body('x'), start_date='2001-01-01 00:00'), None,
      'start_date 2001-01-01 00:00 is in the past'),
     ('unknown-type', _body('x', reservations=[
         {'resource_type': 'noop'}, {'resource_type': 'virtual:volume'}]),
-     None, "Unknown resource_type 'virtual:volume'"),
+     None, "The virtual:volume resource type is not supported"),
     ('long-name', _body('n' * 81), None, 'name is longer than 80'),
     ('longer-name', _body('n' * 256), None, 'name'),
     ('long-param', _body('x', reservations=[
@@ -73,7 +74,7 @@ BAD_CREATES = [
     ('nested-param', _body('x', reservations=[
         {'resource_type': 'noop', 'a': [1]}]), None, 'reservations[0].a'),
     ('events', _body('x', events=[{'event_type': 'start_lease'}]), None,
-     'events are created by Climate'),
+     'events[0].event_type start_lease is made by Climate'),
 ]
 
 
@@ -145,13 +146,13 @@ BAD_UPDATES = [
     ('unknown-field', {'name': 'x', 'status': 'ACTIVE'}, None, 400,
      'unknown field(s) status'),
     ('duplicate-name', {'name': 'neighbour'}, None, 409,
-     "A lease named 'neighbour' already exists"),
+     'The lease with name: neighbour already exists'),
     ('name-and-bad-date', {'name': 'renamed', 'end_date': 'later'}, None,
      400, "Invalid end_date 'later'"),
     ('end-before-start', {'name': 'renamed', 'end_date': '2089-12-31 00:00'},
-     None, 400, 'end_date must be later than start_date'),
-    ('reduce-too-much', {'reduce_by': '1d'}, None, 400,
-     'end_date must be later than start_date'),
+     None, 400, 'End date must be later than current and start date'),
+    ('reduce-too-much', {'reduce_by': '2d'}, None, 400,
+     'End date must be later than current and start date'),
     ('bad-duration', {'prolong_for': 'soon'}, None, 400,
      'prolong_for must be a whole number'),
     ('both-end-fields', {'prolong_for': '1h', 'end_date': '2090-01-03 00:00'},
@@ -159,14 +160,17 @@ BAD_UPDATES = [
     ('start-in-past', {'start_date': '2001-01-01 00:00'}, None, 400,
      'is in the past'),
     ('before-end-outside', {'before_end_date': '2090-01-05 00:00'}, None,
-     400, 'before_end_date must be between'),
+     403, 'Datetime is out of lease limits'),
     ('unknown-reservation', {'name': 'renamed', 'reservations': [
         {'id': 'nope', 'size': 2}]}, None, 400,
-     'reservation nope is not part of lease'),
+     'Please enter valid reservation IDs. Invalid reservation IDs are: '
+     'nope'),
+    ('other-resource-type', 'RESOURCE_TYPE', None, 409,
+     'resource_type cannot be updated'),
     ('long-param', 'RESERVATION', None, 400,
      'reservations.note is longer than 255 characters'),
     ('events', {'events': [{'event_type': 'end_lease'}]}, None, 400,
-     'events are created by Climate'),
+     "a lease's events are given when it is created"),
 ]
 
 
@@ -193,6 +197,10 @@ def test_refused_update_leaves_the_lease_as_it_was(climate_env, target,
     if body == 'RESERVATION':
         body = {'name': 'renamed', 'reservations': [
             {'id': target['reservations'][0]['id'], 'note': 'x' * 256}]}
+    elif body == 'RESOURCE_TYPE':
+        body = {'name': 'renamed', 'reservations': [
+            {'id': target['reservations'][0]['id'],
+             'resource_type': 'physical:host'}]}
     shown = climate_env.request('GET', url).json['lease']
     before = climate_env.snapshot()
     resp = climate_env.request('PUT', url, body=body, raw=raw)

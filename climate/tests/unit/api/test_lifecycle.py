@@ -48,7 +48,7 @@ def _raise(exc):
 
 def test_each_event_runs_its_action_exactly_once(climate_env):
     lease = _create(climate_env, name='once', start='now',
-                    end=fixtures.iso(3), before_end_date=fixtures.iso(1),
+                    end=fixtures.iso(4), before_end_date=fixtures.iso(2),
                     reservations=[{'resource_type': 'noop'},
                                   {'resource_type': 'noop'}])
     lid = lease['id']
@@ -107,7 +107,7 @@ def test_a_retried_event_that_succeeds_leaves_no_stale_reason(climate_env,
 
     monkeypatch.setattr(plugin, 'before_end', fail_once)
     lease = _create(climate_env, name='retried', start='now',
-                    end='2099-01-01 00:00', before_end_date=fixtures.iso(1))
+                    end='2099-01-01 00:00', before_end_date=fixtures.iso(2))
 
     def notice_done(lease):
         return lease['events'][1]['status'] == 'DONE'

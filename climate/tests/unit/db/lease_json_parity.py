@@ -29,7 +29,8 @@ PARAMS = ({}, {'min': 1, 'max': 3, 'hypervisor_properties': '',
           {'amount': 2.5, 'big': 10 ** 15, 'neg': -7, 'flag': False,
            'none': None, 'nested': {'list': [1, 'two', None, True, {}]},
            'text': 'quote " é 🌩'})
-EVENT_TYPES = ('start_lease', 'before_end_lease', 'end_lease')
+# and a user's own event, which ties with the before-end notice
+EVENT_TYPES = ('start_lease', 'before_end_lease', 'end_lease', 'notification')
 
 
 def _when(rng, fraction):
@@ -69,7 +70,7 @@ def make_leases(ctx, rng, count=12):
                     created_at=created,
                     updated_at=rng.choice((None, _when(rng, True)))))
             same_time = _when(rng, False)
-            for event_type in rng.sample(EVENT_TYPES, 3):
+            for event_type in rng.sample(EVENT_TYPES, len(EVENT_TYPES)):
                 # often all at one time: the order is then the run order
                 moment = same_time if i % 2 else _when(rng, False)
                 session.add(models.Event(

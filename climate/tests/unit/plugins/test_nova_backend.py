@@ -20,6 +20,7 @@ from climate.conf import clients as clients_conf
 from climate.conf import hosts as hosts_conf
 from climate import exceptions
 from climate.plugins.physical_host.backends import nova as nova_backend
+from climate.plugins.physical_host import inventory
 
 
 class Agg:
@@ -330,3 +331,63 @@ def test_a_bug_is_not_disguised_as_a_cloud_outage(nova, make):
     nova.fail[('add_host', 'c2')] = KeyError('bug')
     with pytest.raises(KeyError):
         backend.start('r1', 'proj', [facts('c1'), facts('c2')])
+
+
+# -- Blazar's refusals of a host create (doc/source/blazar-compatibility-hosts)
+
+
+def _hypervisor(name, service):
+    return types.SimpleNamespace(hypervisor_hostname=name,
+                                 service={'host': service}, vcpus=4,
+                                 memory_mb=8192, local_gb=100, cpu_info='{}',
+                                 hypervisor_type='QEMU',
+                                 hypervisor_version=2010001)
+
+
+def _with_hypervisors(nova, *hypervisors):
+    def search(name, detailed=False):
+        found = [h for h in hypervisors if name in h.hypervisor_hostname]
+        if not found:
+            raise nova_exc.NotFound(404)
+        return found
+    nova.hypervisors = types.SimpleNamespace(
+        search=search, list=lambda detailed=False: list(hypervisors))
+
+
+def test_create_refuses_a_host_with_servers_in_blazars_words(nova, make):
+    _with_hypervisors(nova, _hypervisor('c1', 'c1'))
+    nova.servers.on = {'c1': ['s1']}
+    inv = inventory.Inventory(types.SimpleNamespace(backend=make()))
+    with pytest.raises(exceptions.HostHasServers) as caught:
+        inv.create(None, {'name': 'c1'})
+    assert caught.value.code == 409
+    assert caught.value.message.startswith(
+        "Servers [[{'name': None, 'uuid': 's1'}]] found for host c1. ")
+
+
+def test_a_name_of_several_hypervisors_is_multiple_hosts_found(nova, make):
+    _with_hypervisors(nova, _hypervisor('c1', 'c1'), _hypervisor('c1', 'c1'))
+    with pytest.raises(exceptions.MultipleHostsFound) as caught:
+        make().describe_host('c1')
+    assert caught.value.code == 409
+    assert caught.value.message.startswith(
+        "Multiple Hosts found for pattern 'c1'. ")
+
+
+def test_a_name_nova_does_not_know_is_host_not_found(nova, make):
+    _with_hypervisors(nova, _hypervisor('c1', 'c1'))
+    with pytest.raises(exceptions.HostNotInCloud) as caught:
+        make().describe_host('nothing')
+    assert caught.value.code == 404
+    assert caught.value.message.startswith("Host 'nothing' not found! ")
+
+
+def test_create_with_nova_ignores_the_facts_nova_reports(nova, make):
+    _with_hypervisors(nova, _hypervisor('c1', 'c1'))
+    inv = inventory.Inventory(types.SimpleNamespace(backend=make()))
+    body = {'name': 'c1', 'vcpus': 99, 'availability_zone': 'az',
+            'trust_id': 'given', 'x' * 65: 'v'}
+    # Blazar drops the fact keys and the trust id, then refuses the long
+    # capability name: nothing is written before that
+    with pytest.raises(exceptions.ExtraCapabilityTooLong):
+        inv.create(None, body)

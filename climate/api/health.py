@@ -1,0 +1,110 @@
+"""``GET /v1/health``: the detailed health check, for operators (admin).
+
+``/healthcheck`` stays what load balancers poll: cheap, answered without
+the database or the message bus.  This one looks at both, each in a
+thread of its own and for at most ``[api] health_timeout`` seconds, so it
+answers in bounded time while either is down:
+
+- ``database``: a query from this process (the same ``[database]`` the
+  managers use), which also gives the event engines' backlog: events due
+  and not run, and the oldest one's due time;
+- ``message_bus``: a round trip to a manager over RPC (``ping``).
+
+200 when both answer, 503 naming the failing one otherwise.
+"""
+
+import concurrent.futures
+import threading
+import time
+
+from oslo_log import log as logging
+import pecan
+
+from climate import context as climate_context
+from climate import dates
+from climate.db import health as db_health
+from climate import policy
+
+LOG = logging.getLogger(__name__)
+
+# Few threads, and a check still running from an earlier request is not
+# started again: a database that hangs cannot pile threads up.
+_POOL = concurrent.futures.ThreadPoolExecutor(
+    max_workers=4, thread_name_prefix='climate-health')
+_RUNNING = {}
+_LOCK = threading.Lock()
+
+
+def _database(now):
+    backlog = db_health.event_backlog(climate_context.admin_context(), now)
+    oldest = backlog['oldest_overdue']
+    return {'events': {
+        'backlog': backlog['backlog'],
+        'in_progress': backlog['in_progress'],
+        'oldest_overdue': dates.format(oldest) if oldest else None,
+        'overdue_seconds': int((now - oldest).total_seconds())
+        if oldest else 0}}
+
+
+def _message_bus(rpcapi, timeout):
+    ctx = climate_context.admin_context()
+    return rpcapi.ping(ctx, timeout=timeout)
+
+
+def _submit(name, function, *args):
+    """The check's future: a new one, or the one still running."""
+    with _LOCK:
+        running = _RUNNING.get(name)
+        if running is not None and not running[0].done():
+            return running
+        started = time.monotonic()
+        future = _POOL.submit(function, *args)
+        _RUNNING[name] = (future, started)
+        return future, started
+
+
+def run_checks(rpcapi, timeout):
+    """``(healthy, report)``; takes at most ``timeout`` seconds."""
+    now = dates.utcnow()
+    checks = {'database': _submit('database', _database, now),
+              'message_bus': _submit('message_bus', _message_bus, rpcapi,
+                                     timeout)}
+    deadline = time.monotonic() + timeout
+    report = {}
+    for name, (future, started) in checks.items():
+        try:
+            result = future.result(max(0.0, deadline - time.monotonic()))
+        except concurrent.futures.TimeoutError:
+            report[name] = {'ok': False, 'error': 'no answer within %g s' % (
+                time.monotonic() - started)}
+            continue
+        except Exception as exc:
+            LOG.warning('Health check %s failed: %s', name, exc)
+            report[name] = {'ok': False, 'error': '%s: %s' % (
+                type(exc).__name__,
+                getattr(exc, 'message', None) or str(exc).splitlines()[0])}
+            continue
+        report[name] = dict(result, ok=True,
+                            seconds=round(time.monotonic() - started, 3))
+    events = report['database'].pop('events', None)
+    healthy = all(check['ok'] for check in report.values())
+    return healthy, {'status': 'ok' if healthy else 'failing',
+                     'checks': report, 'events': events}
+
+
+class HealthController:
+
+    @pecan.expose(generic=True, template='json')
+    def index(self):
+        # pecan answers 405 for the methods not registered below
+        pecan.abort(405, headers={'Allow': 'GET'})
+
+    @index.when(method='GET', template='json')
+    def index_get(self):
+        request = pecan.request
+        policy.authorize(request.context, 'climate:health:get')
+        healthy, report = run_checks(request.rpcapi,
+                                     request.conf.api.health_timeout)
+        if not healthy:
+            pecan.response.status = 503
+        return report

@@ -1,0 +1,824 @@
+"""The capacity ledger's SQL: inventories, bookings, the locked re-check.
+
+Decision 7 of the design: every kind of resource is an amount of a
+*resource class* on a *provider* -- a compute host's ``VCPU``,
+``MEMORY_MB``, ``DISK_GB``, later a Cinder pool's ``VOLUME_GB`` or an
+external network's ``FLOATING_IP`` -- with an inventory (Placement's
+model: total, reserved, allocation ratio, min/max unit, step) in
+``ledger_inventories``, and reservations hold amounts of it over
+half-open windows ``[start, end)`` in ``ledger_bookings``.
+
+**The rule.**  At no instant do the bookings of a ``(provider, class)``
+overlapping it add up to more than the inventory's usable capacity
+(``climate.scheduling.capacity.usable``).
+
+**A provider taken whole** (a compute host of a ``physical:host``
+reservation) is booked as ``HOST = 1`` *and* all the usable capacity of
+each of its other classes over the window.  So the one rule makes whole
+and partial bookings exclusive both ways: a host booked whole has no VCPU
+left for instance slots, and a host carrying one slot has not all its
+VCPU left for a whole booking.  When a provider's inventory changes, its
+whole bookings follow it (:func:`set_inventory`).
+
+**Locking.**  A booking is decided and written in the caller's
+transaction: :func:`book` locks the inventory rows of the providers
+involved (``SELECT ... FOR UPDATE``, ordered by provider and class, so
+two bookers never wait on each other in a cycle), reads the bookings of
+those providers overlapping the window in one query, re-checks the rule
+with the pure functions of ``climate.scheduling.capacity`` and inserts,
+or raises Conflict naming the provider, the class and the first instant
+that would exceed.  On MariaDB the read is a locking one (``LOCK IN SHARE
+MODE``): a plain read would answer from the transaction's snapshot, which
+may predate the commit of the booker that held the lock before us.  On
+SQLite the transaction's write lock (``BEGIN IMMEDIATE``, see
+``climate.db.api``) serializes writers and ``FOR UPDATE`` is not needed.
+
+**Set-based.**  Every function costs a fixed number of statements
+whatever the number of providers and bookings.  The searches
+(:func:`search` for slots, :func:`place_whole` for whole providers) read
+providers in id order, a growing prefix at a time
+(``climate.scheduling.capacity.SEARCH_CHUNKS``), with their inventories
+and bookings over the window: the first prefix is enough unless the low
+ids are full.  The availability view of every provider
+(:func:`free_capacity`) reads the bookings overlapping a window through
+``span_level`` (the bit length of a booking's length in seconds): a
+booking of level k that overlaps ``[start, end)`` started after ``start -
+2**k``, so each level is one bounded range of the index ``(span_level,
+start_date, ...)`` and a few long bookings never make it read every short
+one.
+
+Every public function but :func:`run` takes the caller's SQLAlchemy
+session (``with db_api.writer(ctx) as session``) and joins its
+transaction, so a plugin books in the transaction of the lease; ``run``
+runs one in a transaction of its own, re-run whole when it loses a
+deadlock (``retry_on_deadlock``).
+"""
+
+import collections
+import datetime
+import uuid
+
+from oslo_db import exception as db_exc
+import sqlalchemy as sa
+
+from climate.db import api as db_api
+from climate.db import models
+from climate import exceptions
+from climate.scheduling import capacity
+
+Inv = models.LedgerInventory
+Book = models.LedgerBooking
+WHOLE = capacity.WHOLE
+
+#: The kind of provider a compute host is.
+COMPUTE_HOST = 'compute_host'
+
+#: Lock what a booking takes (the rule's guard).  Only the concurrency
+#: test turns it off, to show that its check finds overbooking then.
+LOCKING = True
+
+#: Rounds of search, lock and re-check :func:`place` makes before it
+#: gives up on providers taken meanwhile by concurrent bookers.
+PLACE_ROUNDS = 3
+
+#: Highest ``span_level`` searched: 2**40 seconds is 34,000 years.
+MAX_SPAN_LEVEL = 40
+#: Oldest time a level's range starts at (MariaDB's DATETIME starts at
+#: the year 1000).
+_OLDEST = datetime.datetime(1000, 1, 1)
+
+#: One amount wanted: ``(provider_id, resource_class, amount)``.  The
+#: class ``HOST`` (``capacity.WHOLE``) with amount 1 takes the provider
+#: whole.
+Request = collections.namedtuple('Request', 'provider_id resource_class '
+                                 'amount')
+
+_INV_COLUMNS = (Inv.provider_id, Inv.resource_class, Inv.total, Inv.reserved,
+                Inv.allocation_ratio, Inv.min_unit, Inv.max_unit,
+                Inv.step_size)
+
+
+def _fmt(when):
+    return when.strftime('%Y-%m-%d %H:%M:%S')
+
+
+def span_level(start, end):
+    """The ``span_level`` of a booking over ``[start, end)``."""
+    return int((end - start).total_seconds()).bit_length()
+
+
+def _check_window(start, end):
+    if not (isinstance(start, datetime.datetime) and
+            isinstance(end, datetime.datetime)) or not end > start:
+        raise exceptions.InvalidInput(
+            reason='a booking needs a start before its end (got %s, %s)' %
+            (start, end))
+    if span_level(start, end) > MAX_SPAN_LEVEL:
+        raise exceptions.InvalidInput(
+            reason='a booking cannot last more than 2**%d seconds' %
+            MAX_SPAN_LEVEL)
+
+
+def _overlaps(start, end):
+    """WHERE: bookings overlapping ``[start, end)``, level by level."""
+    levels = []
+    for level in range(MAX_SPAN_LEVEL + 1):
+        try:
+            after = max(_OLDEST,
+                        start - datetime.timedelta(seconds=2 ** level))
+        except OverflowError:
+            after = _OLDEST
+        levels.append(sa.and_(Book.span_level == level,
+                              Book.start_date > after))
+    return sa.and_(sa.or_(*levels), Book.start_date < end,
+                   Book.end_date > start)
+
+
+def _inventory(row):
+    return capacity.Inventory(row.total, row.reserved, row.allocation_ratio,
+                              row.min_unit, row.max_unit, row.step_size)
+
+
+def _by_provider(rows):
+    """``{provider: {class: Inventory}}`` of inventory rows."""
+    found = {}
+    for row in rows:
+        found.setdefault(row.provider_id, {})[row.resource_class] = \
+            _inventory(row)
+    return found
+
+
+def _lock(session, provider_ids):
+    """Lock the inventory rows of ``provider_ids`` (provider, then class
+    order) and return them: ``{provider: {class: Inventory}}``."""
+    if not provider_ids:
+        return {}
+    query = sa.select(*_INV_COLUMNS).where(
+        Inv.provider_id.in_(sorted(set(provider_ids)))).order_by(
+        Inv.provider_id, Inv.resource_class)
+    if LOCKING:
+        query = query.with_for_update()
+    return _by_provider(session.execute(query))
+
+
+def _booked(session, provider_ids, start, end, exclude_reservation=None):
+    """``{provider: {class: [Booking]}}`` over ``[start, end)`` on
+    providers the caller locked, as committed now (one query)."""
+    if not provider_ids:
+        return {}
+    query = sa.select(Book.provider_id, Book.resource_class,
+                      Book.start_date, Book.end_date, Book.amount).where(
+        Book.provider_id.in_(sorted(set(provider_ids))),
+        Book.start_date < end, Book.end_date > start)
+    if exclude_reservation is not None:
+        query = query.where(Book.reservation_id != exclude_reservation)
+    if LOCKING and session.get_bind().dialect.name == 'mysql':
+        # InnoDB's plain read answers from the transaction's snapshot;
+        # PostgreSQL's (read committed) from the statement's
+        query = query.with_for_update(read=True)
+    booked = {}
+    for provider, cls, b_start, b_end, amount in session.execute(query):
+        booked.setdefault(provider, {}).setdefault(cls, []).append(
+            capacity.Booking(b_start, b_end, amount))
+    return booked
+
+
+def _wanted(requests):
+    """``{(provider, class): amount}`` of ``requests``, summed; a whole
+    provider as ``(provider, HOST): 1``."""
+    wanted = collections.defaultdict(int)
+    for provider, cls, amount in requests:
+        if not isinstance(amount, int) or isinstance(amount, bool) or \
+                amount < 0:
+            raise exceptions.InvalidInput(
+                reason='amount of %s on provider %s must be a '
+                       'non-negative integer, not %r' % (cls, provider,
+                                                         amount))
+        if cls == WHOLE and amount != 1:
+            raise exceptions.InvalidInput(
+                reason='a provider is taken whole once (%s = 1), not %r' % (
+                    WHOLE, amount))
+        if amount:
+            wanted[provider, cls] += amount
+    return dict(wanted)
+
+
+def _expand(wanted, inventories):
+    """``wanted`` with each whole provider turned into all its usable
+    capacity (``capacity.whole_amounts``)."""
+    expanded = collections.defaultdict(int)
+    for (provider, cls), amount in wanted.items():
+        held = inventories.get(provider, {})
+        if cls not in held:
+            raise exceptions.Conflict(
+                reason='provider %s has no %s inventory' % (provider, cls),
+                provider=provider, resource_class=cls, at=None)
+        if cls == WHOLE:
+            for each, usable in capacity.whole_amounts(held).items():
+                if usable:
+                    expanded[provider, each] += usable
+        else:
+            expanded[provider, cls] += amount
+    return dict(expanded)
+
+
+def _recheck(expanded, inventories, booked, start, end):
+    """Conflict naming the first ``(provider, class)`` (in lock order)
+    and instant at which ``expanded`` and ``booked`` would exceed the
+    usable capacity."""
+    for (provider, cls), amount in sorted(expanded.items()):
+        usable = capacity.usable(inventories[provider][cls])
+        rows = booked.get(provider, {}).get(cls, ())
+        hit = capacity.first_excess(rows, start, end, usable - amount)
+        if hit is not None:
+            when, held = hit
+            raise exceptions.Conflict(
+                reason='not enough %s on provider %s at %s UTC: %d of %d '
+                       'are booked then and %d more are asked' % (
+                           cls, provider, _fmt(when), held, usable, amount),
+                provider=provider, resource_class=cls, at=when)
+
+
+def _insert(session, reservation_id, lease_id, expanded, start, end):
+    level = span_level(start, end)
+    rows = [dict(id=str(uuid.uuid4()), reservation_id=reservation_id,
+                 lease_id=lease_id, provider_id=provider,
+                 resource_class=cls, amount=amount, start_date=start,
+                 end_date=end, span_level=level)
+            for (provider, cls), amount in sorted(expanded.items())]
+    if rows:
+        session.execute(sa.insert(Book), rows)
+
+
+# -- booking ------------------------------------------------------------------
+
+def book(session, reservation_id, lease_id, requests, start, end,
+         exclude_reservation=None):
+    """Book ``requests`` (:class:`Request` tuples) for a reservation over
+    ``[start, end)``, in the caller's transaction, or raise Conflict.
+
+    Locks the inventory rows of the providers named, reads their bookings
+    overlapping the window (those of ``exclude_reservation`` left out),
+    re-checks the rule and inserts.  Amounts are totals per provider and
+    class; unit bounds (max_unit...) are the search's concern
+    (:func:`place`).
+
+    :returns: ``{(provider, class): amount}`` booked, a whole provider
+        expanded into its classes.
+    :raises Conflict: with ``provider``, ``resource_class`` and ``at``
+        (the first instant that would exceed) in its ``kwargs``.
+    """
+    _check_window(start, end)
+    wanted = _wanted(requests)
+    providers = sorted({provider for provider, _cls in wanted})
+    inventories = _lock(session, providers)
+    expanded = _expand(wanted, inventories)
+    booked = _booked(session, providers, start, end, exclude_reservation)
+    _recheck(expanded, inventories, booked, start, end)
+    _insert(session, reservation_id, lease_id, expanded, start, end)
+    return expanded
+
+
+def release(session, reservation_id, provider_ids=None):
+    """Remove the reservation's bookings (on ``provider_ids`` only, if
+    given); returns how many rows went."""
+    query = sa.delete(Book).where(Book.reservation_id == reservation_id)
+    if provider_ids is not None:
+        query = query.where(Book.provider_id.in_(sorted(provider_ids)))
+    return session.execute(query).rowcount
+
+
+def bookings_of(session, reservation_id):
+    """The reservation's bookings: ``[(provider, class, amount, start,
+    end)]`` by provider and class."""
+    return [tuple(r) for r in session.execute(sa.select(
+        Book.provider_id, Book.resource_class, Book.amount, Book.start_date,
+        Book.end_date).where(Book.reservation_id == reservation_id).order_by(
+        Book.provider_id, Book.resource_class, Book.start_date))]
+
+
+def requests_of(session, reservation_id):
+    """What the reservation holds, as :class:`Request` tuples (a whole
+    provider as ``HOST = 1``), and its lease id; ``([], None)`` if it
+    holds nothing."""
+    rows = session.execute(sa.select(
+        Book.provider_id, Book.resource_class, Book.amount,
+        Book.lease_id).where(Book.reservation_id == reservation_id)).all()
+    whole = {r.provider_id for r in rows if r.resource_class == WHOLE}
+    requests = [Request(p, WHOLE, 1) for p in sorted(whole)]
+    requests += [Request(r.provider_id, r.resource_class, r.amount)
+                 for r in rows if r.provider_id not in whole]
+    return requests, (rows[0].lease_id if rows else None)
+
+
+def rebook(session, reservation_id, lease_id, requests, start, end):
+    """Replace the reservation's bookings with ``requests`` over ``[start,
+    end)`` (moved dates, changed amounts, other providers), re-checked
+    under the lock of every provider it held or will hold, its own old
+    bookings left out; Conflict leaves them as they were."""
+    _check_window(start, end)
+    wanted = _wanted(requests)
+    old = {r[0] for r in bookings_of(session, reservation_id)}
+    providers = sorted(old | {provider for provider, _cls in wanted})
+    inventories = _lock(session, providers)
+    expanded = _expand(wanted, inventories)
+    booked = _booked(session, [p for p, _c in expanded], start, end,
+                     exclude_reservation=reservation_id)
+    _recheck(expanded, inventories, booked, start, end)
+    release(session, reservation_id)
+    _insert(session, reservation_id, lease_id, expanded, start, end)
+    return expanded
+
+
+def move(session, reservation_id, start, end):
+    """Give the reservation's bookings the window ``[start, end)``,
+    amounts unchanged (:func:`rebook`); returns what it holds."""
+    requests, lease_id = requests_of(session, reservation_id)
+    if not requests:
+        return {}
+    return rebook(session, reservation_id, lease_id, requests, start, end)
+
+
+def resize(session, reservation_id, requests, start, end):
+    """Give the reservation ``requests`` instead of what it holds, over
+    ``[start, end)`` (:func:`rebook`, its lease id kept)."""
+    _old, lease_id = requests_of(session, reservation_id)
+    if lease_id is None:
+        raise exceptions.Conflict(
+            reason='reservation %s holds nothing to resize' % reservation_id)
+    return rebook(session, reservation_id, lease_id, requests, start, end)
+
+
+# -- search -------------------------------------------------------------------
+
+def _check_count(count):
+    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+        raise exceptions.InvalidInput(
+            reason='the number of units must be a positive integer, not %r'
+            % (count,))
+
+
+def _shape_classes(shape):
+    classes = sorted(cls for cls, amount in shape.items() if amount > 0)
+    if not classes or WHOLE in classes:
+        raise exceptions.InvalidInput(
+            reason='a shape asks a positive amount of some classes other '
+                   'than %s' % WHOLE)
+    return classes
+
+
+def _next_providers(session, kind, after, size):
+    """The next ``size`` provider ids (all if None) of ``kind`` after
+    ``after``, in id order: one index range."""
+    query = sa.select(Inv.provider_id).distinct()
+    if kind is not None:
+        query = query.where(Inv.provider_kind == kind)
+    if after is not None:
+        query = query.where(Inv.provider_id > after)
+    query = query.order_by(Inv.provider_id)
+    if size is not None:
+        query = query.limit(size)
+    return session.execute(query).scalars().all()
+
+
+def _fits_of(session, ids, shape, classes, start, end, kind,
+             exclude_reservation):
+    """``{provider: units of shape}`` over ``[start, end)`` for ``ids``:
+    their inventories and their bookings over the window, two
+    statements."""
+    query = sa.select(*_INV_COLUMNS).where(
+        Inv.provider_id.in_(ids), Inv.resource_class.in_(classes))
+    if kind is not None:
+        query = query.where(Inv.provider_kind == kind)
+    inventories = _by_provider(session.execute(query))
+    booked = {}
+    if inventories:
+        query = sa.select(Book.provider_id, Book.resource_class,
+                          Book.start_date, Book.end_date, Book.amount).where(
+            Book.provider_id.in_(sorted(inventories)),
+            Book.resource_class.in_(classes), Book.start_date < end,
+            Book.end_date > start)
+        if exclude_reservation is not None:
+            query = query.where(Book.reservation_id != exclude_reservation)
+        for provider, cls, b_start, b_end, amount in session.execute(query):
+            booked.setdefault(provider, {}).setdefault(cls, []).append(
+                capacity.Booking(b_start, b_end, amount))
+    return {p: capacity.provider_fit(inventories[p], booked.get(p, {}),
+                                     shape, start, end) if p in inventories
+            else 0 for p in ids}
+
+
+def search(session, shape, count, start, end, affinity=None, providers=None,
+           kind=None, exclude_reservation=None, skip=()):
+    """Where ``count`` units of ``shape`` go over ``[start, end)`` by the
+    placement rule of ``climate.scheduling.capacity`` (providers in id
+    order, a growing prefix at a time, best fit on the first prefix that
+    holds them): ``(fits, plan)``, with ``fits`` the units that fit on
+    each provider examined and ``plan`` ``{provider: units}`` or None.
+
+    Each round reads the next ids (unless ``providers`` names them), their
+    inventories and their bookings over the window: at most three
+    statements a round and ``len(SEARCH_CHUNKS) + 1`` rounds, whatever the
+    number of providers and bookings; the first round is enough unless
+    the low ids are full.
+
+    :param providers: provider ids the caller allows (e.g. the hosts
+        matching a filter); None for any of ``kind``.
+    :param skip: providers to count as full (lost to concurrent bookers).
+    """
+    _check_window(start, end)
+    _check_count(count)
+    classes = _shape_classes(shape)
+    allowed = None if providers is None else sorted(set(providers))
+    skip = set(skip)
+    found = {}
+    position, after = 0, None
+    for size in list(capacity.SEARCH_CHUNKS) + [None]:
+        if allowed is not None:
+            ids = allowed[position:None if size is None else position + size]
+            position += len(ids)
+        else:
+            ids = _next_providers(session, kind, after, size)
+            after = ids[-1] if ids else after
+        live = [p for p in ids if p not in skip]
+        if live:
+            found.update(_fits_of(session, live, shape, classes, start, end,
+                                  kind, exclude_reservation))
+        found.update((p, 0) for p in ids if p in skip)
+        placed = capacity.plan(found, count, affinity) if found else None
+        if placed is not None or size is None or len(ids) < size:
+            return found, placed
+    return found, None
+
+
+def _shape_requests(shape, placed):
+    return [Request(provider, cls, units * amount)
+            for provider, units in sorted(placed.items())
+            for cls, amount in sorted(shape.items()) if amount > 0]
+
+
+def place(session, reservation_id, lease_id, shape, count, start, end,
+          affinity=None, providers=None, kind=None,
+          exclude_reservation=None):
+    """Find where ``count`` units of ``shape`` fit over ``[start, end)``
+    (affinity: None, True for one provider, False for distinct ones) and
+    book them, in the caller's transaction.
+
+    Searches (:func:`search`), locks the chosen providers and re-checks
+    under the lock how many units each still holds; providers taken
+    meanwhile by another booker count as full and the search runs again,
+    at most :data:`PLACE_ROUNDS` times.
+
+    :returns: ``{provider: units}``.
+    :raises Conflict: they do not fit; the message says how many do.
+    """
+    skip = set()
+    found = {}
+    for _round in range(PLACE_ROUNDS):
+        found, placed = search(session, shape, count, start, end, affinity,
+                               providers, kind, exclude_reservation, skip)
+        if placed is None:
+            break
+        chosen = sorted(placed)
+        inventories = _lock(session, chosen)
+        booked = _booked(session, chosen, start, end, exclude_reservation)
+        lost = {p for p in chosen
+                if capacity.provider_fit(inventories.get(p, {}),
+                                         booked.get(p, {}), shape, start,
+                                         end) < placed[p]}
+        if not lost:
+            _insert(session, reservation_id, lease_id,
+                    _expand(_wanted(_shape_requests(shape, placed)),
+                            inventories), start, end)
+            return placed
+        skip |= lost
+    available = capacity.total_fit(found, affinity)
+    raise exceptions.Conflict(
+        reason='%d unit(s) of %s %sfit from %s to %s UTC; %d asked' % (
+            available, _shape_text(shape),
+            {True: 'on one provider ', False: 'on distinct providers ',
+             None: ''}[affinity], _fmt(start), _fmt(end), count),
+        available=available, at=start)
+
+
+def _shape_text(shape):
+    return '{%s}' % ', '.join('%s: %d' % (cls, amount)
+                              for cls, amount in sorted(shape.items()))
+
+
+def _free_whole(session, ids, start, end, kind, exclude_reservation):
+    """Which of ``ids`` have a ``HOST`` inventory and no booking of any
+    class over ``[start, end)``: two statements."""
+    query = sa.select(Inv.provider_id).where(
+        Inv.provider_id.in_(ids), Inv.resource_class == WHOLE)
+    if kind is not None:
+        query = query.where(Inv.provider_kind == kind)
+    whole = set(session.execute(query).scalars())
+    if not whole:
+        return []
+    query = sa.select(Book.provider_id).where(
+        Book.provider_id.in_(sorted(whole)), Book.start_date < end,
+        Book.end_date > start)
+    if exclude_reservation is not None:
+        query = query.where(Book.reservation_id != exclude_reservation)
+    busy = set(session.execute(query.distinct()).scalars())
+    return sorted(whole - busy)
+
+
+def place_whole(session, reservation_id, lease_id, count, start, end,
+                providers=None, kind=COMPUTE_HOST, exclude_reservation=None):
+    """Book ``count`` providers whole over ``[start, end)``: the lowest
+    ids among those with a ``HOST`` inventory and no booking of any class
+    over the window, found a prefix of ids at a time as :func:`search`
+    does (at most three statements a round), then :func:`book` (which
+    re-checks under the lock).  Providers taken meanwhile by concurrent
+    bookers are replaced, at most :data:`PLACE_ROUNDS` times.
+
+    :returns: the provider ids booked.
+    :raises Conflict: fewer than ``count`` are free.
+    """
+    _check_window(start, end)
+    _check_count(count)
+    allowed = None if providers is None else sorted(set(providers))
+    skip = set()
+    free = []
+    for _round in range(PLACE_ROUNDS):
+        free = []
+        position, after = 0, None
+        for size in list(capacity.SEARCH_CHUNKS) + [None]:
+            if allowed is not None:
+                ids = allowed[position:None if size is None
+                              else position + size]
+                position += len(ids)
+            else:
+                ids = _next_providers(session, kind, after, size)
+                after = ids[-1] if ids else after
+            live = [p for p in ids if p not in skip]
+            if live:
+                free += _free_whole(session, live, start, end, kind,
+                                    exclude_reservation)
+            if len(free) >= count or size is None or len(ids) < size:
+                break
+        free = free[:count]
+        if len(free) < count:
+            break
+        try:
+            # refused before it writes anything: nothing to undo
+            book(session, reservation_id, lease_id,
+                 [Request(p, WHOLE, 1) for p in free], start, end,
+                 exclude_reservation)
+            return free
+        except exceptions.Conflict as exc:
+            skip.add(exc.kwargs.get('provider'))
+    raise exceptions.Conflict(
+        reason='%d provider(s) are free whole from %s to %s UTC; %d asked'
+        % (len(free), _fmt(start), _fmt(end), count),
+        available=len(free), at=start)
+
+
+# -- inventory ----------------------------------------------------------------
+
+def _validated(provider_id, values):
+    if isinstance(values, capacity.Inventory):
+        values = values._asdict()
+    inv = dict(values)
+    for key in ('total', 'reserved', 'min_unit', 'max_unit', 'step_size'):
+        value = inv.get(key)
+        if value is None and key != 'total':
+            continue
+        if not isinstance(value, int) or isinstance(value, bool) or \
+                value < 0:
+            raise exceptions.InvalidInput(
+                reason='%s of provider %s must be a non-negative integer, '
+                       'not %r' % (key, provider_id, value))
+    inv.setdefault('reserved', 0)
+    if inv.get('min_unit') is None:
+        inv['min_unit'] = 1
+    if inv.get('step_size') is None:
+        inv['step_size'] = 1
+    if inv.get('max_unit') is None:
+        inv['max_unit'] = max(1, inv['total'])
+    ratio = inv.get('allocation_ratio')
+    inv['allocation_ratio'] = 1.0 if ratio is None else ratio
+    if isinstance(inv['allocation_ratio'], bool) or not isinstance(
+            inv['allocation_ratio'], (int, float)) or \
+            not inv['allocation_ratio'] > 0:
+        raise exceptions.InvalidInput(
+            reason='allocation_ratio of provider %s must be a positive '
+                   'number, not %r' % (provider_id, ratio))
+    if inv['step_size'] < 1 or inv['min_unit'] < 1 or \
+            inv['min_unit'] > inv['max_unit']:
+        raise exceptions.InvalidInput(
+            reason='provider %s: step_size and min_unit must be at least '
+                   '1 and min_unit at most max_unit' % provider_id)
+    return capacity.Inventory(inv['total'], inv['reserved'],
+                              float(inv['allocation_ratio']),
+                              inv['min_unit'], inv['max_unit'],
+                              inv['step_size'])
+
+
+def set_inventory(session, provider_id, kind, inventories, now=None):
+    """Set (replace) what ``provider_id`` has: ``{class: Inventory or
+    dict}``; classes not named are removed.
+
+    Refused (Conflict, nothing changed) when the bookings not yet over
+    would exceed the new usable capacity at some instant from ``now`` on
+    (the message names the class and the instant), or hold a class that
+    goes.  Whole bookings of the provider follow the new capacity.
+    """
+    now = now or models._now()
+    new = {cls: _validated(provider_id, values)
+           for cls, values in inventories.items()}
+    if WHOLE in new and new[WHOLE].total != 1:
+        raise exceptions.InvalidInput(
+            reason='the %s inventory of provider %s has a total of 1' % (
+                WHOLE, provider_id))
+    query = sa.select(Inv).where(Inv.provider_id == provider_id).order_by(
+        Inv.resource_class)
+    if LOCKING:
+        query = query.with_for_update()
+    current = session.execute(query).scalars().all()
+    for row in current:
+        if row.provider_kind != kind:
+            raise exceptions.InvalidInput(
+                reason='provider %s is a %s, not a %s' % (
+                    provider_id, row.provider_kind, kind))
+    query = sa.select(Book.id, Book.reservation_id, Book.lease_id,
+                      Book.resource_class, Book.amount, Book.start_date,
+                      Book.end_date).where(Book.provider_id == provider_id,
+                                           Book.end_date > now)
+    if LOCKING and session.get_bind().dialect.name == 'mysql':
+        query = query.with_for_update(read=True)
+    rows = session.execute(query).all()
+    whole = {(r.reservation_id, r.start_date, r.end_date): r.lease_id
+             for r in rows if r.resource_class == WHOLE}
+    after = {}
+    amounts = capacity.whole_amounts(new)
+    for key in whole:
+        # a HOST it holds stays, whatever the new inventory says
+        after.setdefault(WHOLE, []).append(
+            capacity.Booking(key[1], key[2], 1))
+        for cls, amount in amounts.items():
+            if amount and cls != WHOLE:
+                after.setdefault(cls, []).append(
+                    capacity.Booking(key[1], key[2], amount))
+    for r in rows:
+        if (r.reservation_id, r.start_date, r.end_date) not in whole:
+            after.setdefault(r.resource_class, []).append(
+                capacity.Booking(r.start_date, r.end_date, r.amount))
+    for cls, booked in sorted(after.items()):
+        last = max(b.end for b in booked)
+        if cls not in new:
+            first = min(max(b.start, now) for b in booked)
+            raise exceptions.Conflict(
+                reason='provider %s cannot lose its %s inventory: it is '
+                       'booked from %s UTC' % (provider_id, cls,
+                                              _fmt(first)),
+                provider=provider_id, resource_class=cls, at=first)
+        usable = capacity.usable(new[cls])
+        hit = capacity.first_excess(booked, now, last, usable)
+        if hit is not None:
+            raise exceptions.Conflict(
+                reason='the usable %s of provider %s cannot become %d: %d '
+                       'are booked at %s UTC' % (cls, provider_id, usable,
+                                                 hit[1], _fmt(hit[0])),
+                provider=provider_id, resource_class=cls, at=hit[0])
+    by_class = {row.resource_class: row for row in current}
+    for cls, inv in sorted(new.items()):
+        row = by_class.get(cls)
+        if row is None:
+            session.add(Inv(provider_id=provider_id, provider_kind=kind,
+                            resource_class=cls, **inv._asdict()))
+        elif tuple(_inventory(row)) != tuple(inv):
+            for key, value in inv._asdict().items():
+                setattr(row, key, value)
+            row.updated_at = models._now()
+    for cls, row in by_class.items():
+        if cls not in new:
+            session.delete(row)
+    try:
+        session.flush()
+    except db_exc.DBDuplicateEntry:
+        # a new provider's rows lock nothing: two first writers meet here
+        raise exceptions.Conflict(
+            reason='the inventory of provider %s was being set at the same '
+                   'time; try again' % provider_id, provider=provider_id,
+            at=None)
+    # whole bookings take the provider's new capacity
+    for (res_id, start, end), lease_id in sorted(whole.items()):
+        session.execute(sa.delete(Book).where(
+            Book.reservation_id == res_id, Book.provider_id == provider_id,
+            Book.start_date == start, Book.end_date == end,
+            Book.resource_class != WHOLE))
+        _insert(session, res_id, lease_id,
+                {(provider_id, cls): amount
+                 for cls, amount in amounts.items()
+                 if amount and cls != WHOLE}, start, end)
+
+
+def delete_provider(session, provider_id, now=None):
+    """Remove a provider's inventory; refused (Conflict) while bookings
+    not yet over hold it.  Returns the number of classes removed."""
+    now = now or models._now()
+    _lock(session, [provider_id])
+    holders = session.execute(sa.select(
+        Book.reservation_id, sa.func.max(Book.end_date)).where(
+        Book.provider_id == provider_id, Book.end_date > now).group_by(
+        Book.reservation_id).order_by(Book.reservation_id).limit(10)).all()
+    if holders:
+        until = max(end for _r, end in holders)
+        raise exceptions.Conflict(
+            reason='provider %s is booked until %s UTC at least, by '
+                   'reservation(s) %s' % (
+                       provider_id, _fmt(until),
+                       ', '.join(r for r, _e in holders)),
+            provider=provider_id, at=until)
+    return session.execute(sa.delete(Inv).where(
+        Inv.provider_id == provider_id)).rowcount
+
+
+def inventories_of(session, provider_ids=None, kind=None):
+    """``{provider: {class: Inventory}}``."""
+    query = sa.select(*_INV_COLUMNS)
+    if provider_ids is not None:
+        query = query.where(Inv.provider_id.in_(sorted(provider_ids)))
+    if kind is not None:
+        query = query.where(Inv.provider_kind == kind)
+    return _by_provider(session.execute(query.order_by(
+        Inv.provider_id, Inv.resource_class)))
+
+
+# -- availability -------------------------------------------------------------
+
+def _bookings_between(session, provider_ids, start, end):
+    query = sa.select(Book.provider_id, Book.resource_class,
+                      Book.start_date, Book.end_date, Book.amount).where(
+        Book.provider_id.in_(sorted(provider_ids)), Book.end_date > start)
+    if end is not None:
+        query = query.where(Book.start_date < end)
+    booked = {}
+    for provider, cls, b_start, b_end, amount in session.execute(query):
+        booked.setdefault(provider, {}).setdefault(cls, []).append(
+            capacity.Booking(b_start, b_end, amount))
+    return booked
+
+
+def free_capacity(session, provider_ids, start, end, kind=None):
+    """Per provider and class over ``[start, end)``: ``{provider: {class:
+    {'usable', 'peak', 'free'}}}`` (``free`` = usable - peak, at least
+    0).  Two statements.
+
+    :param provider_ids: None for every provider (of ``kind``): the
+        bookings are then read by the window alone, level by level of
+        their length (``span_level``), never the whole table.
+    """
+    _check_window(start, end)
+    inventories = inventories_of(session, provider_ids, kind)
+    if provider_ids is not None:
+        booked = _bookings_between(session, list(inventories), start,
+                                   end) if inventories else {}
+    else:
+        booked = {}
+        for provider, cls, b_start, b_end, amount in session.execute(
+                sa.select(Book.provider_id, Book.resource_class,
+                          Book.start_date, Book.end_date,
+                          Book.amount).where(_overlaps(start, end))):
+            booked.setdefault(provider, {}).setdefault(cls, []).append(
+                capacity.Booking(b_start, b_end, amount))
+    view = {}
+    for provider, held in inventories.items():
+        for cls, inv in held.items():
+            rows = booked.get(provider, {}).get(cls, ())
+            high = capacity.peak(rows, start, end)
+            usable = capacity.usable(inv)
+            view.setdefault(provider, {})[cls] = {
+                'usable': usable, 'peak': high,
+                'free': max(0, usable - high)}
+    return view
+
+
+def earliest_start(session, shape, count, duration, earliest,
+                   latest_end=None, affinity=None, provider_ids=None,
+                   kind=None):
+    """The earliest start at or after ``earliest`` at which ``count``
+    units of ``shape`` fit for ``duration`` (``capacity.earliest_window``
+    over the providers' inventories and bookings), or None.  Two
+    statements."""
+    inventories = inventories_of(session, provider_ids, kind)
+    booked = _bookings_between(session, list(inventories), earliest,
+                               latest_end) if inventories else {}
+    return capacity.earliest_window(inventories, booked, shape, count,
+                                    duration, earliest, latest_end,
+                                    affinity)
+
+
+# -- transactions -------------------------------------------------------------
+
+@db_api.retry_on_deadlock
+def run(ctx, func, *args, **kwargs):
+    """``func(session, *args, **kwargs)`` in a transaction of its own,
+    re-run whole when it loses a deadlock.  Not for a caller inside a
+    transaction already: a retry could not re-run the caller's part
+    (decorate the caller's outermost function instead)."""
+    with db_api.writer(ctx) as session:
+        return func(session, *args, **kwargs)

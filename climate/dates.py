@@ -18,6 +18,10 @@ OUTPUT_FORMAT = '%Y-%m-%dT%H:%M:%S.%f'
 #: ``isoformat(' ')`` of a second-precision column)
 TIMESTAMP_FORMAT = '%Y-%m-%d %H:%M:%S'
 NOW = 'now'
+#: The dates accepted: a year's margin below datetime's end, so that a
+#: lease's end plus any before-end or prolongation stays computable.
+MIN_DATE = datetime.datetime(1970, 1, 1)
+MAX_DATE = datetime.datetime(9998, 12, 31, 23, 59, 59)
 
 _DURATION = re.compile(r'^\s*(\d+)\s*([smhdw]?)\s*$')
 _UNIT_SECONDS = {'': 1, 's': 1, 'm': 60, 'h': 3600, 'd': 86400,
@@ -56,10 +60,11 @@ def parse(value, field, now=None):
             parsed = parsed.astimezone(datetime.timezone.utc).replace(
                 tzinfo=None)
         except OverflowError:
-            raise exceptions.InvalidDate(field=field, value=value)
-    if not datetime.datetime(1970, 1, 1) <= parsed < datetime.datetime(
-            9999, 1, 1):
-        raise exceptions.InvalidDate(field=field, value=value)
+            parsed = None
+    if parsed is None or not MIN_DATE <= parsed <= MAX_DATE:
+        raise exceptions.DateOutOfRange(
+            field=field, value=value, minimum=MIN_DATE.strftime(BLAZAR_FORMAT),
+            maximum=MAX_DATE.strftime('%Y-%m-%d %H:%M:%S'))
     return parsed.replace(microsecond=0)
 
 

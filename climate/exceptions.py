@@ -39,6 +39,16 @@ class MalformedRequestBody(InvalidInput):
     msg_fmt = "Malformed request body: %(reason)s"
 
 
+class UnsupportedContentType(MalformedRequestBody):
+    """Blazar's sentence (``request_data``) first, then Climate's."""
+    msg_fmt = ("Content type '%(content_type)s' isn't supported. Send the "
+               "body as application/json.")
+
+    @property
+    def error_name(self):
+        return 'MalformedRequestBody'
+
+
 class InvalidDate(InvalidInput):
     """A date in none of the accepted forms (Blazar's sentence first)."""
     detail_fmt = ("Invalid %(field)s '%(value)s': use 'YYYY-MM-DD HH:MM', "
@@ -50,6 +60,20 @@ class InvalidDate(InvalidInput):
     def detail(self):
         """Climate's sentence alone, for a client checking its options."""
         return self.detail_fmt % self.kwargs
+
+
+class DateOutOfRange(InvalidDate):
+    """A well-formed date outside what Climate stores and computes with
+    (a later date plus a duration overflows): Blazar's sentence, then one
+    that names the range.  Its ``error_name`` stays Blazar's."""
+    detail_fmt = ("%(field)s %(value)s is outside the dates Climate "
+                  "supports: from %(minimum)s to %(maximum)s UTC.")
+    msg_fmt = ("%(value)s is an invalid date. Required format: "
+               "%%Y-%%m-%%d %%H:%%M. " + detail_fmt)
+
+    @property
+    def error_name(self):
+        return 'InvalidDate'
 
 
 class UnsupportedResourceType(InvalidInput):

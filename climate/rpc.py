@@ -1,5 +1,7 @@
 """oslo.messaging plumbing shared by the API and the manager."""
 
+import threading
+
 from oslo_config import cfg
 import oslo_messaging as messaging
 from oslo_messaging._drivers import amqpdriver
@@ -66,12 +68,31 @@ def init(conf=None):
         _NOTIFICATION_TRANSPORT = messaging.get_notification_transport(conf)
 
 
-def cleanup():
+def cleanup(timeout=None):
+    """Close the transports; with ``timeout``, give up waiting after that
+    many seconds.
+
+    A process stopping during a broker outage would otherwise wait for
+    oslo.messaging's reply listener, stuck in a connection attempt (kombu's
+    5 s connect timeout, then the next): the closing is left to a daemon
+    thread that the process does not wait for.
+    """
     global _TRANSPORT, _NOTIFICATION_TRANSPORT
-    for transport in (_TRANSPORT, _NOTIFICATION_TRANSPORT):
-        if transport is not None:
-            transport.cleanup()
+    transports = [t for t in (_TRANSPORT, _NOTIFICATION_TRANSPORT)
+                  if t is not None]
     _TRANSPORT = _NOTIFICATION_TRANSPORT = None
+
+    def close():
+        for transport in transports:
+            transport.cleanup()
+
+    if timeout is None:
+        close()
+        return
+    closer = threading.Thread(target=close, daemon=True,
+                              name='climate-rpc-cleanup')
+    closer.start()
+    closer.join(timeout)
 
 
 def get_client(server=None, fanout=False, timeout=None):

@@ -41,8 +41,9 @@ def setup_app(conf=None, manager_api=None):
     """Build the WSGI pipeline.
 
     Outside in: proxy headers, request id, JSON error bodies, input limits
-    (body size, odd URLs), authentication (version discovery and
-    /healthcheck bypass it), microversions, JSON bodies, pecan.
+    (body size, odd URLs), Blazar's ``.json`` route twins, authentication
+    (version discovery and /healthcheck bypass it), GET and HEAD only on
+    version documents, microversions, JSON bodies, pecan.
     """
     conf = conf or cfg.CONF
     manager_api = manager_api or rpcapi.ManagerAPI()
@@ -53,7 +54,9 @@ def setup_app(conf=None, manager_api=None):
         force_canonical=False, guess_content_type_from_ext=False)
     max_body = conf.api.max_request_body_size
     app = middleware.JsonBody(app, max_body)
-    versioned = middleware.Microversion(app)
+    versioned = middleware.AllowMethods(
+        middleware.Microversion(app), middleware.READ_METHODS,
+        middleware.VERSION_PATHS + middleware.V1_PATHS)
     if conf.auth_strategy == api_conf.AUTH_KEYSTONE:
         authenticated = auth_token.AuthProtocol(
             versioned, {'oslo_config_config': conf})
@@ -62,8 +65,9 @@ def setup_app(conf=None, manager_api=None):
     routes = dict.fromkeys(middleware.VERSION_PATHS, versioned)
     routes[middleware.HEALTHCHECK_PATH] = middleware.AllowMethods(
         healthcheck.Healthcheck.app_factory({}, oslo_config_project='climate'),
-        ('GET', 'HEAD'))
+        middleware.READ_METHODS)
     app = middleware.PathRouter(authenticated, routes)
+    app = middleware.JsonSuffix(app)
     app = middleware.InputGuard(app, max_body)
     app = middleware.JsonErrors(app)
     app = middleware.RequestLogContext(app)

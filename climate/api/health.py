@@ -13,7 +13,6 @@ answers in bounded time while either is down:
 200 when both answer, 503 naming the failing one otherwise.
 """
 
-import concurrent.futures
 import threading
 import time
 
@@ -27,12 +26,37 @@ from climate import policy
 
 LOG = logging.getLogger(__name__)
 
-# Few threads, and a check still running from an earlier request is not
-# started again: a database that hangs cannot pile threads up.
-_POOL = concurrent.futures.ThreadPoolExecutor(
-    max_workers=4, thread_name_prefix='climate-health')
+# One daemon thread per check at most: a check still running from an
+# earlier request is waited for again, not started again, so a database or
+# a bus that hangs piles no threads up, and a hung check never holds the
+# process at exit (a ThreadPoolExecutor's threads are joined then).
 _RUNNING = {}
 _LOCK = threading.Lock()
+
+
+class _Check:
+    """One check running in a daemon thread."""
+
+    def __init__(self, name, function, args):
+        self.started = time.monotonic()
+        self.done = threading.Event()
+        self.result = None
+        self.error = None
+        self._thread = threading.Thread(
+            target=self._run, args=(function, args), daemon=True,
+            name='climate-health-%s' % name)
+
+    def _run(self, function, args):
+        try:
+            self.result = function(*args)
+        except Exception as exc:
+            self.error = exc
+        finally:
+            self.done.set()
+
+    def start(self):
+        self._thread.start()
+        return self
 
 
 def _database(now):
@@ -52,15 +76,20 @@ def _message_bus(rpcapi, timeout):
 
 
 def _submit(name, function, *args):
-    """The check's future: a new one, or the one still running."""
+    """The check: a new one, or the one still running."""
     with _LOCK:
         running = _RUNNING.get(name)
-        if running is not None and not running[0].done():
+        if running is not None and not running.done.is_set():
             return running
-        started = time.monotonic()
-        future = _POOL.submit(function, *args)
-        _RUNNING[name] = (future, started)
-        return future, started
+        check = _RUNNING[name] = _Check(name, function, args).start()
+        return check
+
+
+def running_checks():
+    """How many check threads are running (for tests and operators)."""
+    with _LOCK:
+        return sum(1 for check in _RUNNING.values()
+                   if not check.done.is_set())
 
 
 def run_checks(rpcapi, timeout):
@@ -71,21 +100,22 @@ def run_checks(rpcapi, timeout):
                                      timeout)}
     deadline = time.monotonic() + timeout
     report = {}
-    for name, (future, started) in checks.items():
-        try:
-            result = future.result(max(0.0, deadline - time.monotonic()))
-        except concurrent.futures.TimeoutError:
+    for name, check in checks.items():
+        if not check.done.wait(max(0.0, deadline - time.monotonic())):
             report[name] = {'ok': False, 'error': 'no answer within %g s' % (
-                time.monotonic() - started)}
+                time.monotonic() - check.started)}
             continue
-        except Exception as exc:
+        exc = check.error
+        if exc is not None:
             LOG.warning('Health check %s failed: %s', name, exc)
             report[name] = {'ok': False, 'error': '%s: %s' % (
                 type(exc).__name__,
-                getattr(exc, 'message', None) or str(exc).splitlines()[0])}
+                getattr(exc, 'message', None) or
+                (str(exc).splitlines() or [''])[0])}
             continue
-        report[name] = dict(result, ok=True,
-                            seconds=round(time.monotonic() - started, 3))
+        report[name] = dict(check.result, ok=True,
+                            seconds=round(time.monotonic() - check.started,
+                                          3))
     events = report['database'].pop('events', None)
     healthy = all(check['ok'] for check in report.values())
     return healthy, {'status': 'ok' if healthy else 'failing',

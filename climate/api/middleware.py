@@ -22,6 +22,10 @@ LOG = logging.getLogger(__name__)
 
 # Version discovery is public, as in every OpenStack service.
 VERSION_PATHS = ('/', '/versions', '/versions/')
+#: the v1 document (behind authentication)
+V1_PATHS = ('/v1', '/v1/')
+#: the only methods a version document or /healthcheck answers
+READ_METHODS = ('GET', 'HEAD')
 HEALTHCHECK_PATH = '/healthcheck'
 # where JsonBody leaves the decoded request body
 JSON_BODY = 'climate.json_body'
@@ -38,6 +42,24 @@ class PathRouter:
     def __call__(self, environ, start_response):
         target = self.routes.get(environ.get('PATH_INFO') or '/', self.app)
         return target(environ, start_response)
+
+
+class JsonSuffix:
+    """Serve ``/v1/<route>.json`` as ``/v1/<route>``, as Blazar does (its
+    ``Rest.route`` adds a ``.json`` twin to every route; JSON is the only
+    representation either serves)."""
+
+    SUFFIX = '.json'
+
+    def __init__(self, app):
+        self.app = app
+
+    def __call__(self, environ, start_response):
+        path = environ.get('PATH_INFO', '')
+        if (path.startswith('/v1/') and path.endswith(self.SUFFIX) and
+                not path.endswith('/' + self.SUFFIX)):
+            environ['PATH_INFO'] = path[:-len(self.SUFFIX)]
+        return self.app(environ, start_response)
 
 
 class ProxyHeaders:
@@ -123,15 +145,20 @@ class Microversion:
 
 class AllowMethods:
     """Answer 405 (with ``Allow``) to any method but ``methods``: a route
-    such as /healthcheck answers every method otherwise."""
+    such as /healthcheck or a version document answers every method
+    otherwise.  With ``paths``, only requests for those paths are checked.
+    """
 
-    def __init__(self, app, methods):
+    def __init__(self, app, methods, paths=None):
         self.app = app
         self.methods = tuple(methods)
+        self.paths = frozenset(paths) if paths is not None else None
 
     def __call__(self, environ, start_response):
         method = environ.get('REQUEST_METHOD')
-        if method in self.methods:
+        if method in self.methods or (
+                self.paths is not None and
+                environ.get('PATH_INFO', '') not in self.paths):
             return self.app(environ, start_response)
         allowed = ', '.join(self.methods)
         resp = errors.response(
@@ -398,9 +425,7 @@ def decode_json_body(req, max_bytes):
         return {}
     ctype = req.content_type or 'application/json'
     if ctype != 'application/json':
-        raise exceptions.MalformedRequestBody(
-            reason="Content type '%s' isn't supported; send "
-                   "application/json" % ctype)
+        raise exceptions.UnsupportedContentType(content_type=ctype)
     data = _loads(raw)
     if not isinstance(data, dict):
         raise exceptions.MalformedRequestBody(

@@ -6,6 +6,8 @@ from oslo_log import log as logging
 LOG = logging.getLogger(__name__)
 #: Idle keep-alive connections the API keeps open.
 KEEP_ALIVE_CONNECTIONS = 1000
+#: Listen backlog when none is configured (``[api] backlog``).
+DEFAULT_BACKLOG = 4096
 
 
 def body_limit_for_server(max_body):
@@ -50,9 +52,13 @@ class APIServer:
     """
 
     def __init__(self, app, host, port, threads, max_request_body_size=0,
-                 max_request_header_size=0):
+                 max_request_header_size=0, backlog=DEFAULT_BACKLOG):
+        # cheroot listens with a backlog of 5: 20 clients connecting at
+        # once overflowed it, and Linux reset some of their connections
+        # (SYN cookies, "possible SYN flooding" in dmesg)
         self._server = wsgi.Server((host, port), app, numthreads=threads,
-                                   server_name='climate-api')
+                                   server_name='climate-api',
+                                   request_queue_size=backlog)
         self._server.gateway = _Gateway
         self._server.max_request_body_size = max_request_body_size
         self._server.max_request_header_size = max_request_header_size
@@ -69,6 +75,7 @@ class APIServer:
     def from_conf(cls, app, conf):
         """The server ``[DEFAULT] host``/``port`` and ``[api]`` describe."""
         return cls(app, conf.host, conf.port, conf.api.threads,
+                   backlog=conf.api.backlog,
                    max_request_body_size=body_limit_for_server(
                        conf.api.max_request_body_size),
                    max_request_header_size=conf.api.max_request_header_size)

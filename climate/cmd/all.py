@@ -20,6 +20,8 @@ from climate import rpc
 from climate import service
 
 CONF = cfg.CONF
+#: Seconds a stop waits for the message bus connections to close.
+STOP_TIMEOUT = 2
 LOG = logging.getLogger(__name__)
 
 
@@ -46,4 +48,4 @@ def main():
     finally:
         api.stop()
         manager.stop()
-        rpc.cleanup()
+        rpc.cleanup(timeout=STOP_TIMEOUT)

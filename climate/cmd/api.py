@@ -11,6 +11,8 @@ from climate import rpc
 from climate import service
 
 CONF = cfg.CONF
+#: Seconds a stop waits for the message bus connections to close.
+STOP_TIMEOUT = 2
 
 
 def main():
@@ -24,4 +26,4 @@ def main():
         service.wait_for_signal()
     finally:
         api.stop()
-        rpc.cleanup()
+        rpc.cleanup(timeout=STOP_TIMEOUT)

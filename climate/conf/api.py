@@ -18,6 +18,14 @@ default_opts = [
 api_opts = [
     cfg.IntOpt('threads', default=8, min=1,
                help='Worker threads of the climate-api WSGI server.'),
+    cfg.IntOpt('backlog', default=4096, min=16,
+               help='Connections the climate-api / climate-all server lets '
+                    'the kernel queue before it accepts them (the listen '
+                    'backlog, capped by net.core.somaxconn).  A short queue '
+                    'overflows when many clients connect at once: Linux '
+                    'then answers with SYN cookies, drops the completed '
+                    'connections it has no room for, and the clients\' '
+                    'requests get "connection reset by peer".'),
     cfg.IntOpt('max_limit', default=1000, min=1,
                help='Largest page a list request may ask for.'),
     cfg.IntOpt('default_limit', default=1000, min=1,

@@ -28,10 +28,12 @@ api_opts = [
 ]
 
 manager_opts = [
-    cfg.IntOpt('idempotency_key_ttl', default=86400, min=3600,
+    cfg.IntOpt('idempotency_key_ttl', default=86400, min=86400,
                help='Seconds an Idempotency-Key of a lease create is '
                     'remembered (per project): a create retried with the '
-                    'same key within that time returns the first lease.'),
+                    'same key within that time returns the first lease. '
+                    'At least a day, so that a client retrying after a '
+                    'long outage still finds its first lease.'),
     cfg.IntOpt('idempotency_key_purge_interval', default=3600, min=0,
                help='Seconds between two passes of the manager that '
                     'deletes expired Idempotency-Keys (0: never).'),

@@ -381,6 +381,22 @@ def _next_providers(session, kind, after, size):
     return session.execute(query).scalars().all()
 
 
+def _provider_chunks(session, kind, allowed):
+    """``(ids, size)`` chunks of providers in id order, growing by
+    ``SEARCH_CHUNKS`` and then the rest (``size`` None): from ``allowed``
+    when the caller names the providers, else read a chunk at a time.  A
+    chunk shorter than its size is the last."""
+    position, after = 0, None
+    for size in list(capacity.SEARCH_CHUNKS) + [None]:
+        if allowed is not None:
+            ids = allowed[position:None if size is None else position + size]
+            position += len(ids)
+        else:
+            ids = _next_providers(session, kind, after, size)
+            after = ids[-1] if ids else after
+        yield ids, size
+
+
 def _fits_of(session, ids, shape, classes, start, end, kind,
              exclude_reservation):
     """``{provider: units of shape}`` over ``[start, end)`` for ``ids``:
@@ -432,14 +448,7 @@ def search(session, shape, count, start, end, affinity=None, providers=None,
     allowed = None if providers is None else sorted(set(providers))
     skip = set(skip)
     found = {}
-    position, after = 0, None
-    for size in list(capacity.SEARCH_CHUNKS) + [None]:
-        if allowed is not None:
-            ids = allowed[position:None if size is None else position + size]
-            position += len(ids)
-        else:
-            ids = _next_providers(session, kind, after, size)
-            after = ids[-1] if ids else after
+    for ids, size in _provider_chunks(session, kind, allowed):
         live = [p for p in ids if p not in skip]
         if live:
             found.update(_fits_of(session, live, shape, classes, start, end,
@@ -544,15 +553,7 @@ def place_whole(session, reservation_id, lease_id, count, start, end,
     free = []
     for _round in range(PLACE_ROUNDS):
         free = []
-        position, after = 0, None
-        for size in list(capacity.SEARCH_CHUNKS) + [None]:
-            if allowed is not None:
-                ids = allowed[position:None if size is None
-                              else position + size]
-                position += len(ids)
-            else:
-                ids = _next_providers(session, kind, after, size)
-                after = ids[-1] if ids else after
+        for ids, size in _provider_chunks(session, kind, allowed):
             live = [p for p in ids if p not in skip]
             if live:
                 free += _free_whole(session, live, start, end, kind,

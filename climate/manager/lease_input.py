@@ -270,6 +270,12 @@ def parse_update(body, current, now, max_name_length, status):
     minute = floor_minute(now)
     started = status != states.PENDING or current['start_date'] < minute
     ended = status == states.TERMINATED or current['end_date'] < minute
+    if (started and body.get('start_date') is not None and
+            new['start_date'] == floor_minute(current['start_date'])):
+        # Blazar stores a "now" start at its minute, so clients (Horizon's
+        # update form) send it back as 'YYYY-MM-DD HH:MM'; Climate keeps
+        # the second it started at: that echo is not a change
+        new['start_date'] = current['start_date']
     if new['start_date'] != current['start_date']:
         if started:
             raise exceptions.StartOfStartedLease(

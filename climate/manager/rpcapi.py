@@ -1,17 +1,31 @@
 """Client side of the manager's RPC API: the API process's only way in.
 
-Every call is bounded when the message bus is away: sending a request
-gives up after ``[api] message_bus_retries`` reconnections, and waiting
-for the answer after ``[api] message_bus_timeout`` seconds without a sign
-of life from the manager working on it (oslo.messaging's call monitor: a
-manager busy for longer sends heartbeats).  Either way the caller gets
-``MessageBusUnavailable`` (503) and the API's thread is free again, instead
-of waiting as long as RabbitMQ stays away.
+Every call is bounded in time, whatever the message bus does:
 
-Once a call has failed so, the bus counts as down (:class:`BusState`):
-one call at a time goes on trying it, the others are answered 503 at once,
-so an outage never holds more than one of the API's threads; the first
-call that gets through marks the bus up again.
+- once the bus is known good (:attr:`BusState.up`: a call of this process
+  got an answer, so oslo.messaging's reply queue exists), a call runs in
+  the caller's thread, as fast as oslo.messaging goes: sending gives up
+  after ``[api] message_bus_retries`` reconnections, and waiting for the
+  answer after ``[api] message_bus_timeout`` seconds without a sign of life
+  from the manager working on it (oslo.messaging's call monitor: a manager
+  busy for longer sends heartbeats);
+- otherwise (a fresh process, or after a failure) the bus is *probed*
+  first: a ``ping`` round trip made by one daemon thread, which the caller
+  waits for at most ``message_bus_timeout`` seconds.  A probe is needed
+  because oslo.messaging opens its reply connection, on the first call of
+  a process, with no retry limit and under a lock every later call queues
+  on: with RabbitMQ away from the start, that first call (and every other)
+  would wait as long as RabbitMQ stays away.  So until a call got an
+  answer the probe first sends a cast, which needs no reply queue and
+  gives up within the configured retries; only a broker that took it is
+  asked for a reply queue.
+
+One probe at a time: while it runs, the others wait for its outcome (a
+fresh process) or, the bus being known down, are answered 503 at once.
+A probe that outlives its caller's bound counts as the bus being down, and
+stays the probe until it ends, so an outage holds no request thread longer
+than the bound and at most one helper thread.  Whatever cannot reach the
+bus in time raises ``MessageBusUnavailable`` (503).
 """
 
 import threading
@@ -42,44 +56,151 @@ else:
 IDEMPOTENCY_VERSION = '1.1'
 
 
+def _first_line(exc):
+    return (str(exc).splitlines() or [type(exc).__name__])[0]
+
+
+class Probe:
+    """One look at the message bus, made by a daemon thread.
+
+    ``outcome`` once ``done`` is set: ``'reached'`` (``answer`` is the
+    ping's answer, or ``error`` the manager's error for it) or ``'down'``
+    (``reason`` says why).
+    """
+
+    def __init__(self, bound):
+        self.started = time.monotonic()
+        self.deadline = self.started + bound
+        self.done = threading.Event()
+        self.outcome = None
+        self.answer = None
+        self.error = None
+        self.reason = None
+
+
 class BusState:
-    """Whether the last call got through the message bus; while it did
-    not, only one call at a time (the probe) tries it again."""
+    """What this process knows of the message bus, and its probe.
+
+    - ``ready``: a call got an answer (oslo.messaging's reply queue exists:
+      later calls wait at most as their retries and timeouts allow);
+    - ``down_since``: when the bus was found out of reach (monotonic
+      seconds; None while it is not known down);
+    - ``probe``: the :class:`Probe` in flight, if any.
+    """
 
     def __init__(self):
         self._lock = threading.Lock()
+        self.ready = False
         self.down_since = None
-        self._probing = False
+        self.probe = None
+        # read without the lock on every call: one attribute
+        self.up = False
 
-    def enter(self):
-        """Before a call: True if it is the probe of a bus that is down.
+    def _set(self, ready=None, down=None):
+        """Under the lock."""
+        if ready:
+            self.ready = True
+        if down is True:
+            if self.down_since is None:
+                self.down_since = time.monotonic()
+        elif down is False:
+            self.down_since = None
+        self.up = self.ready and self.down_since is None
 
-        :raises MessageBusUnavailable: the bus is down and another call is
-            probing it.
+    def reached(self):
+        """A call got an answer (maybe an error) from a manager."""
+        if self.up:  # the usual case: no lock
+            return
+        with self._lock:
+            self._set(ready=True, down=False)
+
+    def failed(self, since=None):
+        """A call, or a probe, could not reach the bus."""
+        with self._lock:
+            self._set(down=True)
+            if since is not None:
+                self.down_since = min(self.down_since, since)
+
+    def cast_reached(self):
+        """A cast was taken by the broker: it is reachable (casts need no
+        reply queue, so this does not make the bus ready)."""
+        if self.down_since is None:
+            return
+        with self._lock:
+            self._set(down=False)
+
+    def join_probe(self, bound, start):
+        """Before a call while the bus is not up: the probe to wait for.
+
+        Returns ``(probe, mine)``, or ``(None, False)`` if the bus is up
+        (by now).  ``start(probe)`` starts a new probe's thread.
+
+        :raises MessageBusUnavailable: the bus is known down and another
+            call is probing it: at once.
         """
-        if self.down_since is None:  # the usual case: no lock
-            return False
+        with self._lock:
+            if self.up:
+                return None, False
+            probe = self.probe
+            if probe is None:
+                probe = self.probe = Probe(bound)
+                try:
+                    start(probe)
+                except BaseException:
+                    self.probe = None
+                    raise
+                return probe, True
+            if self.down_since is not None or \
+                    time.monotonic() >= probe.deadline:
+                self._set(down=True)
+                raise exceptions.MessageBusUnavailable(
+                    reason='it has not answered for %.0f s' % (
+                        time.monotonic() - min(self.down_since,
+                                               probe.started)))
+            return probe, False
+
+    def end_probe(self, probe, reached, reason=None):
+        """The probe's thread is done."""
+        with self._lock:
+            probe.outcome = 'reached' if reached else 'down'
+            probe.reason = reason
+            if reached:
+                self._set(ready=True, down=False)
+            else:
+                self._set(down=True)
+            if self.probe is probe:
+                self.probe = None
+            probe.done.set()
+
+    def claim_cast(self):
+        """Before a cast: a :class:`Probe` if this cast probes a bus known
+        down (end it with :meth:`end_cast`), else None.
+
+        :raises MessageBusUnavailable: the bus is known down and another
+            call is probing it.
+        """
+        if self.down_since is None:
+            return None
         with self._lock:
             if self.down_since is None:
-                return False
-            if self._probing:
+                return None
+            if self.probe is not None:
                 raise exceptions.MessageBusUnavailable(
                     reason='it has not answered for %.0f s' % (
                         time.monotonic() - self.down_since))
-            self._probing = True
-            return True
+            self.probe = Probe(0)
+            return self.probe
 
-    def leave(self, probe, reached):
-        """After a call, with whether it reached a manager."""
-        if not probe and reached and self.down_since is None:
+    def end_cast(self, probe, reached):
+        if probe is None and reached and self.down_since is None:
             return
         with self._lock:
-            if probe:
-                self._probing = False
-            if reached:
-                self.down_since = None
-            elif self.down_since is None:
-                self.down_since = time.monotonic()
+            self._set(down=not reached)
+            if probe is not None:
+                if self.probe is probe:
+                    self.probe = None
+                probe.outcome = 'reached' if reached else 'down'
+                probe.done.set()
 
 
 class ManagerAPI:
@@ -100,40 +221,99 @@ class ManagerAPI:
         self._fanout = rpc.get_client(fanout=True).prepare(**bounded)
         self.bus = BusState()
 
+    # -- the probe ---------------------------------------------------------
+
+    def _start_probe(self, ctx, probe):
+        threading.Thread(target=self._run_probe, args=(ctx, probe),
+                         daemon=True, name='climate-bus-probe').start()
+
+    def _run_probe(self, ctx, probe):
+        reached, reason = False, None
+        bound = probe.deadline - probe.started
+        try:
+            if not self.bus.ready:
+                # The first call of a process would open oslo.messaging's
+                # reply connection retrying forever: a cast first, which
+                # gives up within message_bus_retries (a ping each manager
+                # runs and nobody waits for).
+                self._fanout.prepare(version=IDEMPOTENCY_VERSION).cast(
+                    ctx, 'ping')
+            probe.answer = self._client_1_1.prepare(
+                timeout=bound, call_monitor_timeout=None).call(ctx, 'ping')
+            reached = True
+        except BUS_ERRORS as exc:
+            reason = 'the request could not be handed to a manager (%s)' % (
+                _first_line(exc))
+        except messaging.MessagingTimeout:
+            reason = ('no manager answered within %g s (the message bus or '
+                      'every climate-manager is out of reach)' % bound)
+        except Exception as exc:  # the manager's answer: an error
+            reached = True
+            probe.error = exc
+        finally:
+            self.bus.end_probe(probe, reached, reason)
+
+    def _probe(self, ctx, bound):
+        """Wait for the bus to be probed (at most ``bound`` seconds): the
+        probe, if it was made, or None if the bus is up already.
+
+        :raises MessageBusUnavailable: it is not reachable in time.
+        """
+        probe, _ = self.bus.join_probe(
+            bound, lambda p: self._start_probe(ctx, p))
+        if probe is None:
+            return None
+        wait = min(probe.deadline, time.monotonic() + bound) - \
+            time.monotonic()
+        if not probe.done.wait(max(0.0, wait)):
+            self.bus.failed(since=probe.started)
+            raise exceptions.MessageBusUnavailable(
+                reason='no answer from it within %g s' % bound)
+        if probe.outcome != 'reached':
+            raise exceptions.MessageBusUnavailable(reason=probe.reason)
+        return probe
+
+    # -- calls -------------------------------------------------------------
+
     def _call(self, ctx, method, client=None, timeout=None, **kwargs):
         client = client or self._client
+        if not self.bus.up:
+            probe = self._probe(ctx, timeout or self._bus_timeout)
+            if method == 'ping' and probe is not None:
+                # the probe was this very call
+                if probe.error is not None:
+                    raise probe.error
+                return probe.answer
         if timeout is not None:
             client = client.prepare(timeout=timeout,
                                     call_monitor_timeout=None)
-        probe = self.bus.enter()
-        reached = False
         started = time.monotonic()
         try:
             result = client.call(ctx, method, **kwargs)
-            reached = True
-            return result
         except BUS_ERRORS as exc:
+            self.bus.failed()
             raise exceptions.MessageBusUnavailable(
                 reason='the request could not be handed to a manager (%s)' %
-                (str(exc).splitlines() or [type(exc).__name__])[0])
+                _first_line(exc))
         except messaging.MessagingTimeout:
             if timeout is None and \
                     time.monotonic() - started >= self._call_timeout:
                 # a manager worked on it (it kept sending heartbeats) and
                 # did not finish in time: the bus is fine
-                reached = True
+                self.bus.reached()
                 raise exceptions.ServiceUnavailable(
                     reason='climate-manager did not finish the request '
                            'within %g s' % self._call_timeout)
+            self.bus.failed()
             raise exceptions.MessageBusUnavailable(
                 reason='no manager answered within %g s (the message bus or '
                        'every climate-manager is out of reach)' % (
                            timeout or self._bus_timeout))
         except Exception:
-            reached = True  # the manager's answer: an error
+            self.bus.reached()  # the manager's answer: an error
             raise
-        finally:
-            self.bus.leave(probe, reached)
+        self.bus.reached()
+        return result
 
     def list_leases(self, ctx, **query):
         """A page of leases: ``{'leases_zlib': the JSON text of the array,
@@ -210,10 +390,12 @@ class ManagerAPI:
     def wake_all(self, ctx):
         """Tell every manager's event engine to look for due events.
 
+        A cast needs no reply queue: it is bounded by the retries alone.
+
         :raises MessageBusUnavailable: the bus is down (at once while
             another call is probing it).
         """
-        probe = self.bus.enter()
+        probe = self.bus.claim_cast()
         reached = False
         try:
             self._fanout.cast(ctx, 'wake')
@@ -221,6 +403,6 @@ class ManagerAPI:
         except BUS_ERRORS as exc:
             raise exceptions.MessageBusUnavailable(
                 reason='the wake-up could not be sent (%s)' %
-                (str(exc).splitlines() or [type(exc).__name__])[0])
+                _first_line(exc))
         finally:
-            self.bus.leave(probe, reached)
+            self.bus.end_cast(probe, reached)

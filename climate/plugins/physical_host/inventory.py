@@ -78,8 +78,11 @@ def host_view(row, capabilities):
         'trust_id': row.trust_id or '',
         'reservable': row.reservable,
         'disabled': row.disabled,
-        'created_at': dates.format(row.created_at),
-        'updated_at': dates.format(row.updated_at),
+        # Blazar's host_get and host_list return their models' to_dict(),
+        # which prints these two as '2017-12-27 10:00:00' (a property's,
+        # sent through RPC as a model, keeps the microseconds)
+        'created_at': dates.format_timestamp(row.created_at),
+        'updated_at': dates.format_timestamp(row.updated_at),
     })
     return body
 

@@ -158,11 +158,4 @@ class TCPProxy:
             self._pairs = [p for p in self._pairs
                            if src not in p and dst not in p]
         for sock in (src, dst):
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            try:
-                sock.close()
-            except OSError:
-                pass
+            _reset(sock)

@@ -87,8 +87,9 @@ def test_malformed_bodies(raw, message):
 def test_other_content_types_are_refused():
     assert refused(create, '{}', exc=exceptions.MalformedRequestBody,
                    content_type='text/plain') == (
-        "Malformed request body: Content type 'text/plain' isn't "
-        "supported; send application/json")
+        # Blazar's sentence first (blazar.api.v1.utils.request_data)
+        "Content type 'text/plain' isn't supported. Send the body as "
+        "application/json.")
 
 
 @pytest.mark.parametrize('content_type', ['application/json', 'text/plain',

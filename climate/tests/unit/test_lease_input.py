@@ -421,6 +421,21 @@ def test_a_started_lease_may_restate_its_start_and_move_its_end():
                                                     dt(2030, 6, 3, 1))
 
 
+def test_a_lease_started_now_may_restate_its_start_at_the_minute():
+    # "now" kept its second; Blazar's clients send the minute back
+    current = dict(CURRENT, start_date=dt(2030, 6, 2, 0, 0, 21))
+    new = update({'start_date': '2030-06-02 00:00', 'prolong_for': '1h'},
+                 current, status='ACTIVE')
+    assert new['start_date'] == dt(2030, 6, 2, 0, 0, 21)
+    # moving it by a duration onto the minute is still a move
+    assert refused(update, {'advance_by': '21s'}, current,
+                   status='ACTIVE').startswith(
+        'Cannot modify the start date of already started leases.')
+    assert refused(update, {'start_date': '2030-06-02 00:01'}, current,
+                   status='ACTIVE').startswith(
+        'Cannot modify the start date of already started leases.')
+
+
 def test_reservation_changes():
     new = update({'reservations': [{'id': 'r1', 'size': 3},
                                    {'id': 'r2', 'resource_type': 'noop'}]})

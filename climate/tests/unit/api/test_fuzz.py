@@ -193,6 +193,8 @@ versions = st.one_of(
                      'compute 2.1', '']),
     texts)
 
+#: paths that answer GET and HEAD only
+READ_ONLY_PATHS = frozenset(['/', '/v1', '/v1/', '/healthcheck'])
 METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS',
            'TRACE']
 personas = st.sampled_from(['admin', 'admin', 'admin', 'member', None])
@@ -361,5 +363,16 @@ def test_availability_and_timeline(env, route, data, persona, version):
        persona=personas, version=versions, params=queries)
 def test_versions_and_healthcheck(env, path, method, payload, persona,
                                   version, params):
-    _send(env, method, path + _query_string(params), payload, persona,
-          version)
+    query = _query_string(params)
+    resp = _send(env, method, path + query, payload, persona, version)
+    if path in READ_ONLY_PATHS and method not in ('GET', 'HEAD'):
+        # a version document or /healthcheck refuses any other method,
+        # unless the request was refused before (an odd query string, which
+        # the input guard refuses first, or a missing identity on /v1)
+        refused_before = (query and resp.status_int == 400) or (
+            path.startswith('/v1') and persona is None and
+            resp.status_int in (400, 401, 403))
+        assert refused_before or resp.status_int == 405, '%s %s -> %s %s' % (
+            method, path + query, resp.status, resp.text[:300])
+        if resp.status_int == 405:
+            assert resp.headers['Allow'] == 'GET, HEAD'

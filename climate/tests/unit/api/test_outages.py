@@ -16,6 +16,7 @@ import oslo_messaging as messaging
 import pytest
 import sqlalchemy as sa
 
+from climate.api import health
 from climate import context
 from climate.db import api as db_api
 from climate.db import lease_json
@@ -403,6 +404,11 @@ def test_health_answers_in_bounded_time_when_the_bus_hangs(env,
         took = time.monotonic() - started
         # a second check while the first still hangs starts no new thread
         again = env.request('GET', '/v1/health', persona='admin')
+        threads = [t for t in threading.enumerate()
+                   if t.name == 'climate-health-message_bus' and
+                   t.is_alive()]
+        assert len(threads) == 1 and threads[0].daemon, threads
+        assert health.running_checks() == 1
     finally:
         release.set()
         CONF.clear_override('health_timeout', group='api')
@@ -414,39 +420,239 @@ def test_health_answers_in_bounded_time_when_the_bus_hangs(env,
     assert again.status_int == 503
 
 
-def test_while_the_bus_is_down_one_call_probes_and_the_others_fail_fast():
+class _Bus:
+    """Stands for the three oslo.messaging clients of a ManagerAPI: records
+    each cast and call (kind, method, thread), and runs ``behaviour[method]``
+    (kind 'cast' is looked up as 'cast:<method>') when given."""
+
+    def __init__(self, **behaviour):
+        self.behaviour = behaviour
+        self.log = []
+
+    def prepare(self, **kwargs):
+        return self
+
+    def _run(self, key, method):
+        self.log.append((key, method, threading.current_thread().name))
+        action = self.behaviour.get(
+            method if key == 'call' else 'cast:' + method)
+        if action is not None:
+            return action()
+        return {'manager': 'm1'} if method == 'ping' else {'ok': method}
+
+    def call(self, ctx, method, **kwargs):
+        return self._run('call', method)
+
+    def cast(self, ctx, method, **kwargs):
+        return self._run('cast', method)
+
+    def calls(self, method=None):
+        return [entry for entry in self.log
+                if method is None or entry[1] == method]
+
+
+def _api(bus, bound=0.3):
     api = rpcapi.ManagerAPI()
+    api._client = api._client_1_1 = api._fanout = bus
+    api._bus_timeout = bound
+    return api
+
+
+def _raise(error):
+    def action():
+        raise error
+    return action
+
+
+def _probe_threads():
+    return [t for t in threading.enumerate()
+            if t.name == 'climate-bus-probe' and t.is_alive()]
+
+
+def test_a_fresh_api_probes_the_bus_once_then_calls_in_its_thread(env):
+    bus = _Bus()
+    api = _api(bus)
     ctx = context.admin_context()
-    api._client = _Client(messaging.MessageDeliveryFailure('refused'))
+    assert not api.bus.up and not api.bus.ready
+    assert api.get_lease(ctx, 'x') == {'ok': 'get_lease'}
+    # a cast first (no reply queue needed), then a ping, in the probe's
+    # thread; then the call itself, in the caller's
+    me = threading.current_thread().name
+    assert bus.log == [('cast', 'ping', 'climate-bus-probe'),
+                       ('call', 'ping', 'climate-bus-probe'),
+                       ('call', 'get_lease', me)]
+    assert api.bus.up
+    bus.log.clear()
+    api.get_lease(ctx, 'x')
+    api.list_plugins(ctx)
+    assert bus.log == [('call', 'get_lease', me),
+                       ('call', 'list_plugins', me)]
+
+
+def test_a_ping_made_as_the_probe_is_sent_once(env):
+    bus = _Bus()
+    api = _api(bus)
+    assert api.ping(context.admin_context(), timeout=0.5) == {
+        'manager': 'm1'}
+    assert [e[:2] for e in bus.log] == [('cast', 'ping'), ('call', 'ping')]
+
+
+def test_concurrent_first_calls_wait_for_the_one_probe(env):
+    def slow_ping():
+        time.sleep(0.1)
+        return {'manager': 'm1'}
+    bus = _Bus(ping=slow_ping)
+    api = _api(bus, bound=2.0)
+    answers, errors = [], []
+
+    def call():
+        try:
+            answers.append(api.get_lease(context.admin_context(), 'x'))
+        except Exception as exc:  # pragma: no cover - the failure shown
+            errors.append(exc)
+    threads = [threading.Thread(target=call) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert not errors and len(answers) == 6
+    assert len(bus.calls('ping')) == 2  # one cast, one call: one probe
+
+
+@pytest.mark.parametrize('stuck', ['cast:ping', 'ping'])
+def test_a_bus_down_from_the_start_answers_503_within_the_bound(env,
+                                                                stuck):
+    """oslo.messaging's first call of a process opens its reply connection
+    retrying forever: a probe that never ends.  Every call is still
+    answered within the bound, at most one probe thread waits, and the
+    bus is up again once the probe gets through."""
+    release = threading.Event()
+    hanging = {stuck: lambda: release.wait(30) and {'manager': 'late'}}
+    bus = _Bus(**hanging)
+    api = _api(bus, bound=0.3)
+    ctx = context.admin_context()
+    took, errors = [], []
+
+    def call():
+        started = time.monotonic()
+        try:
+            api.list_leases(ctx)
+        except exceptions.MessageBusUnavailable as exc:
+            errors.append(exc.message)
+        took.append(time.monotonic() - started)
+    try:
+        threads = [threading.Thread(target=call) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(10)
+        assert len(errors) == 8 and max(took) < 0.3 + 0.3, took
+        assert len(_probe_threads()) == 1
+        assert _probe_threads()[0].daemon
+        assert api.bus.down_since is not None and not api.bus.up
+        # known down, probe stuck: answered at once, no new thread
+        started = time.monotonic()
+        with pytest.raises(exceptions.MessageBusUnavailable) as info:
+            api.get_lease(ctx, 'x')
+        assert time.monotonic() - started < 0.1
+        assert 'it has not answered for' in info.value.message
+        assert len(_probe_threads()) == 1
+        assert not bus.calls('list_leases') and not bus.calls('get_lease')
+    finally:
+        release.set()
+    procs_wait = time.monotonic() + 5
+    while _probe_threads() and time.monotonic() < procs_wait:
+        time.sleep(0.01)
+    assert not _probe_threads()
+    assert api.bus.up  # the stuck probe got through at last
+    assert api.get_lease(ctx, 'x') == {'ok': 'get_lease'}
+
+
+def test_a_refused_probe_is_503_and_the_next_call_probes_again(env):
+    refused = messaging.MessageDeliveryFailure(
+        'Unable to connect to AMQP server on 127.0.0.1:1 after 1 tries')
+    bus = _Bus(**{'cast:ping': _raise(refused)})
+    api = _api(bus)
+    ctx = context.admin_context()
+    with pytest.raises(exceptions.MessageBusUnavailable) as info:
+        api.create_lease(ctx, {'name': 'x'})
+    assert 'the request could not be handed to a manager (Unable to ' \
+        'connect' in info.value.message
+    assert api.bus.down_since is not None and api.bus.probe is None
+    assert not bus.calls('create_lease')
+    bus.behaviour.clear()
+    assert api.create_lease(ctx, {'name': 'x'}) == {'ok': 'create_lease'}
+    assert api.bus.up and api.bus.down_since is None
+
+
+def test_a_probe_no_manager_answers_is_503(env):
+    bus = _Bus(ping=_raise(messaging.MessagingTimeout('Timed out')))
+    api = _api(bus)
+    with pytest.raises(exceptions.MessageBusUnavailable) as info:
+        api.get_lease(context.admin_context(), 'x')
+    assert 'no manager answered within 0.3 s' in info.value.message
+
+
+def test_a_manager_error_on_the_probe_counts_as_an_answer(env):
+    bus = _Bus(ping=_raise(exceptions.LeaseNotFound(id='ping')))
+    api = _api(bus)
+    with pytest.raises(exceptions.LeaseNotFound):
+        api.ping(context.admin_context(), timeout=0.5)
+    assert api.bus.up
+
+
+def test_while_the_bus_is_down_one_call_probes_and_the_others_fail_fast(
+        env):
+    bus = _Bus()
+    api = _api(bus, bound=5.0)
+    ctx = context.admin_context()
+    api.list_plugins(ctx)  # up, ready
+    bus.behaviour['list_leases'] = _raise(
+        messaging.MessageDeliveryFailure('refused'))
     with pytest.raises(exceptions.MessageBusUnavailable):
         api.list_leases(ctx)
-    assert api.bus.down_since is not None
-    # a probe in flight: the next call is answered at once
+    assert api.bus.down_since is not None and api.bus.ready
+    # the next call probes (a ping: the reply queue exists, no cast)
     inside, release = threading.Event(), threading.Event()
 
-    class Hanging:
-        def prepare(self, **kwargs):
-            return self
-
-        def call(self, ctx, method, **kwargs):
-            inside.set()
-            release.wait(10)
-            return {'leases_zlib': b'', 'count': 0, 'last_id': None}
-
-    api._client = Hanging()
-    probe = threading.Thread(target=api.list_leases, args=(ctx,))
-    probe.start()
+    def hanging_ping():
+        inside.set()
+        release.wait(10)
+        return {'manager': 'm1'}
+    bus.behaviour['ping'] = hanging_ping
+    bus.log.clear()
+    prober = threading.Thread(target=api.get_lease, args=(ctx, 'x'))
+    prober.start()
     assert inside.wait(10)
     started = time.monotonic()
     with pytest.raises(exceptions.MessageBusUnavailable) as info:
-        api.get_lease(ctx, 'x')
+        api.get_lease(ctx, 'y')
     assert time.monotonic() - started < 0.5
     assert 'it has not answered for' in info.value.message
+    # a wake-up cast is not sent either while the probe runs
+    with pytest.raises(exceptions.MessageBusUnavailable):
+        api.wake_all(ctx)
     release.set()
-    probe.join(10)
+    prober.join(10)
+    assert [e[:2] for e in bus.log] == [('call', 'ping'),
+                                        ('call', 'get_lease')]
     # the probe got through: the bus is up again
-    assert api.bus.down_since is None
-    api._client = _Client(exceptions.LeaseNotFound(id='x'))
+    assert api.bus.up
+    bus.behaviour['get_lease'] = _raise(exceptions.LeaseNotFound(id='x'))
     with pytest.raises(exceptions.LeaseNotFound):
         api.get_lease(ctx, 'x')
-    assert api.bus.down_since is None  # an answer, even an error
+    assert api.bus.up  # an answer, even an error
+
+
+def test_a_wake_up_needs_no_probe_and_tells_the_bus_reachable(env):
+    bus = _Bus(**{'cast:wake': _raise(
+        messaging.MessageDeliveryFailure('refused'))})
+    api = _api(bus)
+    ctx = context.admin_context()
+    with pytest.raises(exceptions.MessageBusUnavailable):
+        api.wake_all(ctx)
+    assert api.bus.down_since is not None
+    bus.behaviour.clear()
+    api.wake_all(ctx)  # no probe in flight: this cast tries the bus
+    assert api.bus.down_since is None and not api.bus.ready
+    assert [e[:2] for e in bus.log] == [('cast', 'wake'), ('cast', 'wake')]

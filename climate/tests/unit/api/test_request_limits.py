@@ -266,3 +266,37 @@ def test_ordinary_requests_still_work_on_a_kept_alive_connection(api):
             assert status == 200, body
             assert json.loads(body) == {'leases': []}
             assert headers.get('Connection') != 'close'
+
+
+def _connections_queued(listener_port, count, timeout=1.0):
+    """How many of ``count`` connections complete while nobody accepts."""
+    opened = []
+    try:
+        for _ in range(count):
+            try:
+                opened.append(socket.create_connection(
+                    ('127.0.0.1', listener_port), timeout=timeout))
+            except OSError:  # the kernel's queue is full: SYN dropped
+                break
+        return len(opened)
+    finally:
+        for sock in opened:
+            sock.close()
+
+
+@pytest.mark.parametrize('backlog,queued', [(64, 40), (4, 40)])
+def test_the_listen_backlog_holds_a_burst_of_connections(backlog, queued):
+    # not serving: the connections wait in the kernel's accept queue, as
+    # they do when every worker thread is busy and the CPU is short;
+    # cheroot's own default (5) overflowed with 20 clients, and Linux reset
+    # some of their connections
+    api = server.APIServer(lambda e, s: [], '127.0.0.1', 0, 1,
+                           backlog=backlog)
+    try:
+        done = _connections_queued(api.port, queued)
+    finally:
+        api.stop()
+    if backlog >= queued:
+        assert done == queued
+    else:
+        assert done < queued, 'a backlog of %d queued %d' % (backlog, done)

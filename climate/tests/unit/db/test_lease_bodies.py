@@ -9,7 +9,6 @@ from oslo_config import cfg
 import pytest
 import sqlalchemy as sa
 
-from climate import context
 from climate.db import api as db_api
 from climate.db import lease_json
 from climate.db import migration
@@ -19,16 +18,6 @@ from climate.manager import views
 
 CONF = cfg.CONF
 START = datetime.datetime(2090, 1, 1)
-
-
-@pytest.fixture
-def ctx(tmp_path):
-    from climate import conf  # noqa: F401 - registers options
-    CONF([], project='climate', default_config_files=[])
-    db_api.configure(connection='sqlite:///%s' % (tmp_path / 'c.sqlite'))
-    migration.upgrade()
-    yield context.admin_context()
-    db_api.get_engine().dispose()
 
 
 def _create(ctx, name='lease', trust_id=None, reservations=1):
@@ -170,6 +159,20 @@ def test_leases_from_before_the_migration_are_filled_in_batches(
     assert {lease_id: _stored(ctx, lease_id) for lease_id in shown} == shown
     # nothing is left to look for: no more passes
     assert filler.finished
+
+
+def test_an_upgrade_that_changes_the_body_shape_forgets_stored_bodies(ctx):
+    # 0008: bodies stored before it print dates in the old format
+    lease = _create(ctx)
+    migration.downgrade('0007')
+    with db_api.get_engine().begin() as conn:
+        conn.execute(sa.update(models.Lease.__table__).values(
+            body='{"created_at": "an older shape"}'))
+    migration.upgrade()
+    assert _body_column(ctx, lease.id) is None
+    filler = body_filler.BodyFiller()
+    assert filler.run_once() == 1
+    assert _stored(ctx, lease.id) == _shown(ctx, lease.id)
 
 
 def test_the_filler_stops_only_once_nothing_is_left(ctx, monkeypatch):

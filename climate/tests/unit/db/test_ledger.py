@@ -11,10 +11,8 @@ from oslo_config import cfg
 import pytest
 import sqlalchemy as sa
 
-from climate import context
 from climate.db import api as db_api
 from climate.db import ledger
-from climate.db import migration
 from climate.db import models
 from climate import exceptions
 from climate.scheduling import capacity
@@ -31,14 +29,6 @@ def at(hours):
     return T0 + hours * H
 
 
-@pytest.fixture
-def ctx(tmp_path):
-    from climate import conf  # noqa: F401 - registers options
-    CONF([], project='climate', default_config_files=[])
-    db_api.configure(connection='sqlite:///%s' % (tmp_path / 'c.sqlite'))
-    migration.upgrade()
-    yield context.admin_context()
-    db_api.get_engine().dispose()
 
 
 def reservation(ctx):

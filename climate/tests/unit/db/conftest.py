@@ -1,0 +1,19 @@
+"""Fixtures of the database unit tests."""
+
+from oslo_config import cfg
+import pytest
+
+from climate import context
+from climate.db import api as db_api
+from climate.db import migration
+
+
+@pytest.fixture
+def ctx(tmp_path):
+    """An admin context on a new SQLite database at the head revision."""
+    from climate import conf  # noqa: F401 - registers options
+    cfg.CONF([], project='climate', default_config_files=[])
+    db_api.configure(connection='sqlite:///%s' % (tmp_path / 'c.sqlite'))
+    migration.upgrade()
+    yield context.admin_context()
+    db_api.get_engine().dispose()

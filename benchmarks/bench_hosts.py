@@ -3,7 +3,10 @@ the API with a synthetic static inventory of 1,000 and 10,000 hosts and
 100,000 future allocations, filtering on two properties.
 
 The inventory and the allocations are written straight into SQL (as
-Climate writes them); every measured request goes through climate-api,
+Climate writes them: each host a capacity ledger provider with HOST, VCPU,
+MEMORY_MB and DISK_GB inventories, each allocation a whole booking of
+HOST = 1 plus the host's capacity); every measured request goes through
+climate-api,
 RabbitMQ and a climate-manager.  Hosts carry ``gpu`` (True/False), ``ram``
 (128/256/512/1024) and ``rack`` (r0..r9).  Two filters on two
 properties: a narrow one (``rack = r3 and ram >= 1024``, 1 host in 40) and
@@ -19,6 +22,7 @@ import time
 import uuid
 
 import common
+from climate.db import ledger
 from climate.db import models
 from climate.tests.functional import procs
 
@@ -37,6 +41,8 @@ TARGET_CREATE_P50 = 30.0
 TARGET_CREATE_P99 = 100.0
 TARGET_SEARCH_P50 = 100.0
 YEAR = datetime.timedelta(days=365)
+#: What each synthetic host has, in the ledger's classes.
+CAPACITY = {'HOST': 1, 'VCPU': 64, 'MEMORY_MB': 262144, 'DISK_GB': 2000}
 
 
 def _ts(now):
@@ -52,6 +58,7 @@ def populate(db, hosts, allocations=ALLOCATIONS, seed=1):
     props = models.ResourceProperty.__table__
     caps = models.HostCapability.__table__
     host_table = models.ComputeHost.__table__
+    inv_table = models.LedgerInventory.__table__
     with db.engine.begin() as conn:
         conn.execute(props.insert(), [
             dict(id=i + 1, resource_type='physical:host', property_name=name,
@@ -76,6 +83,12 @@ def populate(db, hosts, allocations=ALLOCATIONS, seed=1):
                                      num_value=float(value)
                                      if value.isdigit() else None))
             conn.execute(caps.insert(), rows)
+            conn.execute(inv_table.insert(), [
+                dict(provider_id=str(i), provider_kind=ledger.COMPUTE_HOST,
+                     resource_class=cls, total=total, reserved=0,
+                     allocation_ratio=1.0, min_unit=1, max_unit=total,
+                     step_size=1, **_ts(now))
+                for i in ids for cls, total in sorted(CAPACITY.items())])
 
     reservations = allocations // HOSTS_PER_RESERVATION
     per_round = hosts // HOSTS_PER_RESERVATION
@@ -83,7 +96,7 @@ def populate(db, hosts, allocations=ALLOCATIONS, seed=1):
     period = YEAR / rounds
     leases = models.Lease.__table__
     res_table = models.Reservation.__table__
-    alloc_table = models.HostAllocation.__table__
+    alloc_table = models.LedgerBooking.__table__
     order = list(range(1, hosts + 1))
     lrows, rrows, arows = [], [], []
 
@@ -117,17 +130,22 @@ def populate(db, hosts, allocations=ALLOCATIONS, seed=1):
                                   'before_end': 'default'},
                           missing_resources=False, resources_changed=False,
                           **_ts(now)))
+        level = ledger.span_level(start, end)
         for h in order[slot * HOSTS_PER_RESERVATION:
                        (slot + 1) * HOSTS_PER_RESERVATION]:
-            arows.append(dict(id=str(uuid.uuid4()), reservation_id=rid,
-                              lease_id=lid, computehost_id=h,
-                              start_date=start, end_date=end))
-        if len(arows) >= 10000:
+            arows.extend(dict(id=str(uuid.uuid4()), reservation_id=rid,
+                              lease_id=lid, provider_id=str(h),
+                              resource_class=cls, amount=amount,
+                              start_date=start, end_date=end,
+                              span_level=level)
+                         for cls, amount in sorted(CAPACITY.items()))
+        if len(arows) >= 40000:
             flush()
     if arows:
         flush()
     common.analyze(db, ('computehosts', 'computehost_extra_capabilities',
-                        'resource_properties', 'computehost_allocations',
+                        'resource_properties', 'ledger_inventories',
+                        'ledger_bookings',
                         'leases', 'reservations'))
     return base, base + YEAR
 

@@ -48,23 +48,30 @@ TARGET_P99 = 60.0
 YEAR = datetime.timedelta(days=365)
 
 
-def populate(db, base, seed=1):
+def provider_names(count=PROVIDERS):
+    """The benchmark's own provider ids."""
+    return ['host-%05d' % i for i in range(count)]
+
+
+def populate(db, base, seed=1, names=None):
     """Inventories and bookings straight into SQL, as the ledger writes
-    them; returns the number of booking rows."""
+    them, for the providers ``names`` (default :func:`provider_names`);
+    returns the number of booking rows."""
     rng = random.Random(seed)
     now = procs.utcnow().replace(microsecond=0)
+    names = names or provider_names()
     inv_table = models.LedgerInventory.__table__
     with db.engine.begin() as conn:
-        for first in range(0, PROVIDERS, 2500):
+        for first in range(0, len(names), 2500):
             conn.execute(inv_table.insert(), [
-                dict(provider_id='host-%05d' % i,
+                dict(provider_id=name,
                      provider_kind=ledger.COMPUTE_HOST, resource_class=cls,
                      total=values['total'],
                      reserved=values.get('reserved', 0),
                      allocation_ratio=values.get('allocation_ratio', 1.0),
                      min_unit=1, max_unit=values['total'], step_size=1,
                      created_at=now, updated_at=None)
-                for i in range(first, min(PROVIDERS, first + 2500))
+                for name in names[first:first + 2500]
                 for cls, values in sorted(INVENTORY.items())])
     usable = {cls: int((v['total'] - v.get('reserved', 0)) *
                        v.get('allocation_ratio', 1.0))
@@ -82,7 +89,6 @@ def populate(db, base, seed=1):
             conn.execute(books.insert(), brows)
         del lrows[:], rrows[:], brows[:]
 
-    names = ['host-%05d' % i for i in range(PROVIDERS)]
     for j in range(PLACEMENTS // HOSTS_PER_RESERVATION):
         start = (base + datetime.timedelta(seconds=rng.randint(
             0, int(YEAR.total_seconds())))).replace(microsecond=0)

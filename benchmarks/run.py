@@ -1,4 +1,5 @@
 """Climate benchmarks: python benchmarks/run.py [post] [list] [lag] [hosts]
+[instances]
 [floor] [ledger] [takeover]
 
 Each benchmark starts its own climate-api (2 threads) and climate-manager
@@ -26,6 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import bench_floor  # noqa: E402
 import bench_hosts  # noqa: E402
+import bench_instances  # noqa: E402
 import bench_ledger  # noqa: E402
 import bench_lag  # noqa: E402
 import bench_list  # noqa: E402
@@ -35,6 +37,7 @@ import common  # noqa: E402
 
 BENCHMARKS = {'post': bench_post.run, 'list': bench_list.run,
               'lag': bench_lag.run, 'hosts': bench_hosts.run,
+              'instances': bench_instances.run,
               'floor': bench_floor.run, 'ledger': bench_ledger.run,
               'takeover': bench_takeover.run}
 

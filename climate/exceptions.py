@@ -346,3 +346,21 @@ class CloudUnavailable(ClimateException):
 
 class PluginActionError(ClimateException):
     msg_fmt = "%(plugin)s %(action)s failed: %(reason)s"
+
+
+# -- virtual:instance: Blazar's sentences first, then Climate's ---------------
+
+class InvalidStateUpdate(InvalidState):
+    """A change an instance reservation's state does not allow (Blazar's
+    ``InvalidStateUpdate``, raised with its own sentence)."""
+    msg_fmt = "%(reason)s"
+
+
+class NotEnoughCapacity(NotEnoughHosts):
+    """Instance slots that do not fit: Blazar's ``NotEnoughHostsAvailable``
+    sentence, then how many fit and from when they all would."""
+
+    @property
+    def error_name(self):
+        return 'NotEnoughHostsAvailable'
+

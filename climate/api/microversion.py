@@ -9,6 +9,8 @@ History (also in doc/source/api-microversions.rst):
 * 1.2 - ``POST /v1/os-hosts/availability`` (earliest windows where N
   matching hosts are free) and ``POST /v1/os-hosts/timeline`` (free
   matching hosts over a range).
+* 1.3 - ``POST /v1/instances/availability`` (earliest windows where N
+  instance slots of a shape fit).
 """
 
 import re
@@ -19,7 +21,7 @@ SERVICE_TYPE = 'reservation'
 HEADER = 'OpenStack-API-Version'
 ENVIRON_KEY = 'climate.microversion'
 
-VERSIONS = ('1.0', '1.1', '1.2')
+VERSIONS = ('1.0', '1.1', '1.2', '1.3')
 MIN = VERSIONS[0]
 MAX = VERSIONS[-1]
 

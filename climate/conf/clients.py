@@ -5,7 +5,9 @@
 names, plus the session options such as ``cafile`` and ``timeout``). The same credentials,
 combined with a trust id, act for a user through a Keystone trust.
 
-``[nova]`` tells how to reach Nova's API.
+``[nova]`` tells how to reach Nova's API, ``[placement]`` Placement's (the
+``nova`` host inventory reads host capacity there; instance reservations
+keep their per-reservation inventories there).
 """
 
 from keystoneauth1 import loading as ks_loading
@@ -13,6 +15,7 @@ from oslo_config import cfg
 
 SERVICE_AUTH_GROUP = 'service_auth'
 NOVA_GROUP = 'nova'
+PLACEMENT_GROUP = 'placement'
 
 service_auth_group = cfg.OptGroup(
     SERVICE_AUTH_GROUP, title='Climate service credentials',
@@ -43,6 +46,26 @@ nova_opts = [
                     "Climate's Nova actions are idempotent."),
 ]
 
+placement_group = cfg.OptGroup(PLACEMENT_GROUP,
+                               title='Placement client options')
+
+placement_opts = [
+    cfg.StrOpt('region_name',
+               help='Region of the Placement endpoint in the Keystone '
+                    'catalog (any region when unset).'),
+    cfg.StrOpt('interface', default='public',
+               choices=['public', 'internal', 'admin'],
+               help='Catalog interface of the Placement endpoint.'),
+    cfg.StrOpt('endpoint_override',
+               help='Use this URL for Placement instead of the one in the '
+                    'catalog.'),
+    cfg.IntOpt('connect_retries', default=3, min=0,
+               help='Retries of a Placement call whose connection failed or '
+                    'was reset, 0.5 s apart and doubling. Every Placement '
+                    'call Climate makes is idempotent or guarded by a '
+                    'resource provider generation.'),
+]
+
 
 def _service_auth_opts():
     """Session, common auth and password-plugin options, each name once."""
@@ -57,19 +80,30 @@ def _service_auth_opts():
 
 
 def register_opts(conf):
-    """Register ``[service_auth]`` and ``[nova]`` on ``conf``.
+    """Register ``[service_auth]``, ``[nova]`` and ``[placement]`` on ``conf``.
 
     The auth plugin's own options (username, password, ...) are registered by
     keystoneauth1 when the plugin is loaded (``climate.clients.keystone``).
     """
-    conf.register_group(service_auth_group)
+    conf.register_group(_fresh(service_auth_group))
     ks_loading.register_session_conf_options(conf, SERVICE_AUTH_GROUP)
     ks_loading.register_auth_conf_options(conf, SERVICE_AUTH_GROUP)
-    conf.register_group(nova_group)
-    conf.register_opts(nova_opts, group=nova_group)
+    conf.register_group(_fresh(nova_group))
+    conf.register_opts(nova_opts, group=NOVA_GROUP)
+    conf.register_group(_fresh(placement_group))
+    conf.register_opts(placement_opts, group=PLACEMENT_GROUP)
+
+
+def _fresh(group):
+    """A new OptGroup like ``group``: oslo.config keeps a registered
+    group's options (and their overrides) in the group object, copied
+    shallowly, so two ConfigOpts registering one OptGroup would share their
+    overrides."""
+    return cfg.OptGroup(group.name, title=group.title, help=group.help)
 
 
 def list_opts():
     """Options for oslo-config-generator: ``[(group, [opts])]``."""
     return [(SERVICE_AUTH_GROUP, _service_auth_opts()),
-            (NOVA_GROUP, list(nova_opts))]
+            (NOVA_GROUP, list(nova_opts)),
+            (PLACEMENT_GROUP, list(placement_opts))]

@@ -350,6 +350,19 @@ def reservation_set_resource(ctx, lease_id, reservation_id, resource_id):
         lease_json.changed(session, (lease_id,))
 
 
+def reservations_flagged(ctx, resource_type):
+    """``(reservation id, lease id)`` of the reservations of
+    ``resource_type`` flagged ``missing_resources`` (healing clears the
+    flag once their resources are back)."""
+    with reader(ctx) as session:
+        return [tuple(r) for r in session.execute(
+            sa.select(models.Reservation.id,
+                      models.Reservation.lease_id).where(
+                models.Reservation.resource_type == resource_type,
+                models.Reservation.missing_resources.is_(True)).order_by(
+                models.Reservation.id))]
+
+
 def set_status(obj, kind, new, reason=None):
     """Change the status of a lease, reservation or event, checked."""
     obj.status = states.check(kind, obj.status, new)

@@ -1,5 +1,10 @@
 """SQL of the ``physical:host`` plugin: inventory, properties, allocations.
 
+A host's allocations are its bookings in the capacity ledger
+(``climate.db.ledger``): a reservation takes it whole there, and the
+ledger's locked re-check keeps it from ever carrying an instance slot
+and a host reservation at once.
+
 Every function takes the request context and joins the caller's
 transaction (see ``climate.db.api``).  The allocation queries are
 set-based: a filter compiles to one WHERE clause over ``computehosts``
@@ -8,12 +13,15 @@ set-based: a filter compiles to one WHERE clause over ``computehosts``
 statements whatever the inventory size.
 """
 
+import collections
+import datetime
 import time
 
 import sqlalchemy as sa
 from oslo_db import exception as db_exc
 
 from climate.db import api as db_api
+from climate.db import ledger
 from climate.db import models
 from climate import exceptions
 from climate.scheduling import filters
@@ -24,13 +32,16 @@ RESOURCE_TYPE = 'physical:host'
 Host = models.ComputeHost
 Cap = models.HostCapability
 Prop = models.ResourceProperty
-Alloc = models.HostAllocation
+Book = models.LedgerBooking
 
 #: Host facts a ``hypervisor_properties`` filter may name, by kind.
 NUMERIC_FACTS = ('vcpus', 'memory_mb', 'local_gb', 'hypervisor_version')
 TEXT_FACTS = ('hypervisor_hostname', 'service_name', 'cpu_info',
               'hypervisor_type')
 FACTS = NUMERIC_FACTS + TEXT_FACTS
+#: Overcommit a static registration may state (null: 1.0).
+RATIOS = ('cpu_allocation_ratio', 'ram_allocation_ratio',
+          'disk_allocation_ratio')
 
 
 # -- filters -> SQL -----------------------------------------------------------
@@ -201,7 +212,7 @@ def host_create(ctx, facts, capabilities):
 
     :raises HostAlreadyExists: a host of that hypervisor_hostname exists.
     """
-    columns = {k: facts.get(k) for k in FACTS}
+    columns = {k: facts.get(k) for k in FACTS + RATIOS}
     with db_api.writer(ctx) as session:
         host = Host(reservable=True, disabled=False,
                     trust_id=facts.get('trust_id'),
@@ -299,20 +310,22 @@ def host_update_capabilities(ctx, host_id, values):
 
 
 def host_delete(ctx, host_id):
-    """Remove a host that holds no current or future allocation.
+    """Remove a host that holds no booking, and its ledger inventory.
 
-    Past allocations of ended leases are removed at their end, so any row
-    left means a reservation still counts on the host.
+    Bookings of ended leases are removed at their end, so any booking
+    left (of any class: a host reservation's or an instance slot's) means
+    a reservation still counts on the host.
     """
     with db_api.writer(ctx) as session:
         host = host_row(ctx, host_id, for_update=True)
-        holders = session.execute(sa.select(Alloc.reservation_id).where(
-            Alloc.computehost_id == host.id).distinct().limit(10)).scalars(
-        ).all()
+        holders = session.execute(sa.select(Book.reservation_id).where(
+            Book.provider_id == provider(host.id)).distinct().limit(10)
+        ).scalars().all()
         if holders:
             raise exceptions.HostAllocated(
                 id=host.id, host=host.hypervisor_hostname,
                 reservations=', '.join(sorted(holders)))
+        ledger.delete_provider(session, provider(host.id))
         session.execute(sa.delete(Cap).where(Cap.computehost_id == host.id))
         session.delete(host)
         session.flush()
@@ -372,38 +385,110 @@ def property_set_private(ctx, name, private):
         return prop
 
 
-# -- allocation ---------------------------------------------------------------
+# -- allocation (on the capacity ledger) --------------------------------------
+#
+# A host is the ledger provider ``str(host id)`` (kind ``compute_host``).
+# A physical:host reservation takes it whole: a ``HOST = 1`` booking plus
+# all its usable VCPU, MEMORY_MB and DISK_GB over the window, so the
+# ``HOST`` rows are the reservation's allocations.  A host is busy over a
+# window when a booking of ANY class overlaps it: an instance slot on it
+# (virtual:instance) makes it busy too.  Writes go through
+# climate.db.ledger, which locks and re-checks.
+
+#: A host held by a reservation: its ``HOST`` booking.
+Allocation = collections.namedtuple(
+    'Allocation', 'id reservation_id lease_id computehost_id start_date '
+    'end_date')
+
+
+def provider(host_id):
+    """The ledger provider id of a host."""
+    return str(host_id)
+
+
+def _host_of(provider_id):
+    """The host id of a compute host provider, None for another kind's."""
+    if provider_id.isascii() and provider_id.isdigit():
+        return int(provider_id)
+    return None
+
 
 def _not_mine(exclude_reservation):
     if exclude_reservation is None:
         return sa.true()
-    return Alloc.reservation_id != exclude_reservation
+    return Book.reservation_id != exclude_reservation
 
 
-def _neighbours(ctx, host_ids, start, exclude_reservation):
-    """``(host_id, prev_end, last_start, next_start)`` of reservable
-    ``host_ids``: three single-seek MIN/MAX lookups per host (indexes
-    ``(host, end)`` and ``(host, start)``)."""
-    mine = _not_mine(exclude_reservation)
+#: Oldest time a range starts at (MariaDB's DATETIME starts at year 1000).
+_OLDEST = datetime.datetime(1000, 1, 1)
 
-    def seek(func, column, *conditions):
-        return sa.select(func(column)).where(
-            Alloc.computehost_id == Host.id, mine,
-            *conditions).scalar_subquery()
 
+def _started_after(session, when):
+    """The earliest start a booking overlapping a window from ``when`` on
+    may have: ``when`` minus the longest booking's length bound
+    (``2**max(span_level)`` seconds; one seek of the ledger's
+    ``(span_level, ...)`` index).  Bounds a host's range of the
+    ``(provider, class, start, ...)`` index below."""
+    level = session.execute(sa.select(sa.func.max(Book.span_level))).scalar()
+    if level is None:
+        return when
+    try:
+        return max(_OLDEST, when - datetime.timedelta(seconds=2 ** level))
+    except OverflowError:
+        return _OLDEST
+
+
+def host_set_capacity(ctx, host_id, capacity):
+    """Set the host's ledger inventory: ``HOST`` (total 1) and each class
+    of ``capacity`` (``{class: {'total', 'reserved', 'allocation_ratio',
+    'min_unit', 'max_unit', 'step_size'}}``, an inventory backend's
+    ``capacity(facts)``) with a total above 0, in the caller's
+    transaction.  Refused (Conflict) when bookings not yet over would no
+    longer fit (``climate.db.ledger.set_inventory``)."""
+    inventories = {ledger.WHOLE: {'total': 1}}
+    for cls, values in sorted(capacity.items()):
+        if cls != ledger.WHOLE and values.get('total'):
+            inventories[cls] = values
+    with db_api.writer(ctx) as session:
+        ledger.set_inventory(session, provider(host_id), ledger.COMPUTE_HOST,
+                             inventories)
+
+
+#: Sizes of the successive batches of hosts (lowest ids first) the "free
+#: far around" search examines; None: all the rest.
+FAR_CHUNKS = (32, 256, None)
+
+
+def _around(session, host_ids, start, end, low, high, mine):
+    """``{host: (busy, prev_end, next_start)}`` of the hosts among
+    ``host_ids`` with a booking (any class) overlapping ``[low, high)``:
+    whether one overlaps ``[start, end)``, the latest end at or before
+    ``start`` and the earliest start at or after ``end`` (None beyond
+    ``low``/``high``).  One grouped statement over the hosts' own ranges
+    of the ``(provider, start, end)`` index, bounded below by the longest
+    booking's length (:func:`_started_after`, one seek)."""
+    overlapping = sa.and_(Book.start_date < end, Book.end_date > start)
     query = sa.select(
-        Host.id,
-        seek(sa.func.max, Alloc.end_date, Alloc.end_date <= start),
-        seek(sa.func.max, Alloc.start_date, Alloc.start_date < start),
-        seek(sa.func.min, Alloc.start_date, Alloc.start_date >= start),
-    ).where(Host.id.in_(sorted(host_ids)), Host.reservable.is_(True),
-            Host.disabled.is_(False))
-    with db_api.reader(ctx) as session:
-        return [tuple(row) for row in session.execute(query)]
+        Book.provider_id,
+        sa.func.max(sa.case((overlapping, 1), else_=0)),
+        sa.func.max(sa.case((Book.end_date <= start, Book.end_date))),
+        sa.func.min(sa.case((Book.start_date >= end, Book.start_date))),
+    ).where(Book.provider_id.in_(sorted(provider(h) for h in host_ids)),
+            Book.start_date > _started_after(session, low),
+            Book.start_date < high, Book.end_date > low,
+            mine).group_by(Book.provider_id)
+    return {int(p): (bool(busy), prev_end, next_start)
+            for p, busy, prev_end, next_start in session.execute(query)}
 
 
-#: Matching hosts the first "free far around" query looks at.
-FAR_CHUNK = 256
+def _up(session, host_ids, limit=None):
+    """Which of ``host_ids`` are reservable, lowest ids first."""
+    query = sa.select(Host.id).where(
+        Host.id.in_(sorted(host_ids)), Host.reservable.is_(True),
+        Host.disabled.is_(False)).order_by(Host.id)
+    if limit is not None:
+        query = query.limit(limit)
+    return session.execute(query).scalars().all()
 
 
 def free_candidates(ctx, host_ids, start, end, limit, horizon,
@@ -415,67 +500,70 @@ def free_candidates(ctx, host_ids, start, end, limit, horizon,
     ``count`` the number of free hosts found (all of them when fewer than
     ``limit``).
 
-    At most four statements whatever the number of hosts, none reading
-    more than the allocations near the window:
+    A bounded number of statements whatever the number of hosts (five,
+    and two more per further batch of step 3, rarely needed), none
+    reading more than the bookings near the window:
 
-    1. the hosts with an allocation ending within ``horizon`` before the
-       window or starting within ``horizon`` after it (two index ranges,
-       intersected with ``host_ids`` here);
-    2. their neighbours (:func:`_neighbours`).  A host's allocations never
-       overlap one another, so an allocation straddles ``start`` exactly
-       when the latest start before ``start`` is not earlier than the
-       latest end at or before it, and the host is free over the window
-       when none does and its next start is ``end`` or later.  These rank
-       by their finite slack (``climate.scheduling.hosts``);
-    3. if they are not enough, the lowest-id hosts with no allocation
+    1. the hosts with a booking (any class) ending within ``horizon``
+       before the window or starting within ``horizon`` after it: two
+       exact index ranges of the ledger's bookings (by end; by start,
+       one range per ``span_level``), intersected with ``host_ids`` here;
+    2. for those, whether a booking overlaps the window, the latest end
+       before it and the earliest start after it (:func:`_around`: a
+       seek and one grouped statement over their own index ranges), and
+       which are reservable.  The free ones rank by their finite slack
+       (``climate.scheduling.hosts``);
+    3. if they are not enough, the lowest-id other hosts with no booking
        within ``horizon`` of the window (free, both sides open: the last
-       in the rule's order), ``LIMIT`` what is missing, among the first
-       :data:`FAR_CHUNK` matching hosts and, if need be, among the rest.
+       in the rule's order) that are reservable, a batch of ids at a
+       time (:data:`FAR_CHUNKS`): usually the first batch is enough.
     """
     ids = sorted(set(host_ids) - set(exclude_hosts))
     if not ids:
         return [], 0
     low, high = start - horizon, end + horizon
     mine = _not_mine(exclude_reservation)
-    # every host's, not only the matching ones': the range is what bounds
-    # this read, and an IN list of thousands of ids costs more than it
-    # saves
+    wanted = set(ids)
+    # every provider's, not only the matching hosts': the ranges are what
+    # bound this read, and an IN list of thousands of ids costs more than
+    # it saves
     near_query = sa.union(
-        sa.select(Alloc.computehost_id).where(
-            mine, Alloc.end_date > low, Alloc.end_date <= start),
-        sa.select(Alloc.computehost_id).where(
-            mine, Alloc.start_date >= end, Alloc.start_date < high))
-    with db_api.reader(ctx) as session:
-        near = set(session.execute(near_query).scalars()) & set(ids)
+        sa.select(Book.provider_id).where(
+            mine, Book.end_date > low, Book.end_date <= start),
+        sa.select(Book.provider_id).where(
+            mine, Book.span_level.in_(range(ledger.MAX_SPAN_LEVEL + 1)),
+            Book.start_date >= end, Book.start_date < high))
     ranked = []
-    if near:
-        free = []
-        for host_id, prev_end, last_start, next_start in _neighbours(
-                ctx, near, start, exclude_reservation):
-            straddles = last_start is not None and (
-                prev_end is None or last_start >= prev_end)
-            if not straddles and (next_start is None or next_start >= end):
-                free.append(sched.Candidate(host_id, prev_end, next_start))
-        ranked = sorted(free, key=lambda c: (
-            sched.slack(c, start, end, horizon), c.host_id))
-    missing = limit - len(ranked)
-    far = []
-    # every host of ``near`` has an allocation in (low, high): none of them
-    # comes back here.  The lowest ids first, then (rarely, when they are
-    # mostly busy) the rest: at most two statements.
-    for chunk in (ids[:FAR_CHUNK], ids[FAR_CHUNK:]):
-        if missing <= len(far) or not chunk:
-            break
-        clear = ~sa.exists().where(
-            Alloc.computehost_id == Host.id, mine,
-            Alloc.end_date > low, Alloc.start_date < high)
-        query = sa.select(Host.id).where(
-            Host.id.in_(chunk), Host.reservable.is_(True),
-            Host.disabled.is_(False), clear).order_by(Host.id).limit(
-            missing - len(far))
-        with db_api.reader(ctx) as session:
-            far.extend(sched.Candidate(h)
-                       for h in session.execute(query).scalars())
+    with db_api.reader(ctx) as session:
+        near = {h for h in (_host_of(p) for p in
+                            session.execute(near_query).scalars())
+                if h in wanted}
+        if near:
+            around = _around(session, near, start, end, low, high, mine)
+            up = set(_up(session, near))
+            ranked = sorted(
+                (sched.Candidate(h, prev_end, next_start)
+                 for h, (busy, prev_end, next_start) in around.items()
+                 if not busy and h in up),
+                key=lambda c: (sched.slack(c, start, end, horizon),
+                               c.host_id))
+        missing = limit - len(ranked)
+        far = []
+        rest = [h for h in ids if h not in near]
+        position = 0
+        for size in FAR_CHUNKS:
+            if missing <= len(far) or position >= len(rest):
+                break
+            chunk = rest[position:None if size is None else
+                         position + size]
+            position += len(chunk)
+            # a host here with a booking in (low, high) has one over the
+            # window: it is busy
+            busy = _around(session, chunk, start, end, low, high, mine)
+            clear = [h for h in chunk if h not in busy]
+            if clear:
+                far.extend(sched.Candidate(h) for h in _up(
+                    session, clear, missing - len(far)))
     rows = (ranked + far)[:limit]
     return [tuple(c) for c in rows], len(ranked) + len(far)
 
@@ -488,114 +576,148 @@ def matching_host_ids(ctx, where):
 
 def busy_intervals(ctx, host_ids, time_from, time_to=None,
                    exclude_reservation=None):
-    """``{host_id: [(start, end)]}`` of the allocations of ``host_ids``
-    that end after ``time_from`` (and start before ``time_to``)."""
-    query = sa.select(Alloc.computehost_id, Alloc.start_date,
-                      Alloc.end_date).where(
-        Alloc.computehost_id.in_(sorted(host_ids)),
-        Alloc.end_date > time_from, _not_mine(exclude_reservation))
-    if time_to is not None:
-        query = query.where(Alloc.start_date < time_to)
-    busy = {}
+    """``{host_id: [(start, end)]}`` of the bookings (any class, one
+    interval per distinct window) of ``host_ids`` that end after
+    ``time_from`` (and start before ``time_to``).
+
+    Read through the hosts' own ranges of the ledger's ``(provider,
+    start, end)`` index, bounded below by the longest booking's length
+    when ``time_to`` bounds them above.
+    """
     if not host_ids:
-        return busy
+        return {}
+    providers = sorted(provider(h) for h in set(host_ids))
+    query = sa.select(Book.provider_id, Book.start_date,
+                      Book.end_date).distinct().where(
+        Book.provider_id.in_(providers), Book.end_date > time_from,
+        _not_mine(exclude_reservation))
+    busy = {}
     with db_api.reader(ctx) as session:
-        for host_id, start, end in session.execute(query):
-            busy.setdefault(host_id, []).append((start, end))
+        if time_to is not None:
+            query = query.where(
+                Book.start_date > _started_after(session, time_from),
+                Book.start_date < time_to)
+        for provider_id, start, end in session.execute(query):
+            busy.setdefault(int(provider_id), []).append((start, end))
     return busy
 
 
 def lock_hosts(ctx, host_ids):
     """Lock the rows of ``host_ids`` (in id order: no lock-order
-    deadlocks between allocators); returns the ids still reservable."""
+    deadlocks between allocators), then the ledger inventory rows of
+    those still reservable (the ledger's order, ``climate.db.ledger.lock``);
+    returns the ids still reservable.
+
+    Host rows first, ledger rows second, as every writer that takes both
+    (a host delete) does; an instance booking takes the ledger rows
+    alone.
+    """
     with db_api.writer(ctx) as session:
-        return set(session.execute(sa.select(Host.id).where(
+        locked = set(session.execute(sa.select(Host.id).where(
             Host.id.in_(sorted(host_ids)), Host.reservable.is_(True),
             Host.disabled.is_(False)).order_by(Host.id).with_for_update()
         ).scalars())
+        ledger.lock(session, [provider(h) for h in locked])
+        return locked
 
 
 def overlapping_hosts(ctx, host_ids, start, end, exclude_reservation=None):
-    """Which of ``host_ids`` (locked by the caller) hold an allocation over
-    ``[start, end)``, as committed now.
-
-    A locking read: on MariaDB a plain SELECT would answer from the
-    transaction's snapshot, taken before the allocator that held the lock
-    committed.
-    """
+    """Which of ``host_ids`` (locked by the caller, :func:`lock_hosts`)
+    hold a booking of any class over ``[start, end)``, as committed now
+    (``climate.db.ledger.busy_providers``: a locking read on MariaDB,
+    where a plain SELECT would answer from the transaction's snapshot,
+    taken before the booker that held the lock committed)."""
+    if not host_ids:
+        return set()
     with db_api.writer(ctx) as session:
-        return set(session.execute(sa.select(Alloc.computehost_id).where(
-            Alloc.computehost_id.in_(sorted(host_ids)),
-            Alloc.start_date < end, Alloc.end_date > start,
-            _not_mine(exclude_reservation)).with_for_update(read=True)
-        ).scalars())
+        return {int(p) for p in ledger.busy_providers(
+            session, [provider(h) for h in host_ids], start, end,
+            exclude_reservation)}
 
 
 def allocations_add(ctx, reservation_id, lease_id, host_ids, start, end):
+    """Book ``host_ids`` whole for the reservation over ``[start, end)``
+    (``climate.db.ledger.book``: locked and re-checked, so an instance
+    slot booked meanwhile makes it a Conflict, never an overbooking)."""
+    if not host_ids:
+        return
     with db_api.writer(ctx) as session:
-        session.add_all([Alloc(reservation_id=reservation_id,
-                               lease_id=lease_id, computehost_id=host_id,
-                               start_date=start, end_date=end)
-                         for host_id in sorted(host_ids)])
-        session.flush()
+        ledger.book(session, reservation_id, lease_id,
+                    [ledger.Request(provider(h), ledger.WHOLE, 1)
+                     for h in sorted(host_ids)], start, end)
+
+
+_ALLOC_COLUMNS = (Book.id, Book.reservation_id, Book.lease_id,
+                  Book.provider_id, Book.start_date, Book.end_date)
+
+
+def _allocation(row):
+    return Allocation(row[0], row[1], row[2], int(row[3]), row[4], row[5])
 
 
 def allocations_of(ctx, reservation_id):
-    """The reservation's allocations, by host id."""
+    """The reservation's allocations (:class:`Allocation`), by host id."""
     with db_api.reader(ctx) as session:
-        return session.execute(sa.select(Alloc).where(
-            Alloc.reservation_id == reservation_id).order_by(
-            Alloc.computehost_id)).scalars().all()
+        rows = session.execute(sa.select(*_ALLOC_COLUMNS).where(
+            Book.reservation_id == reservation_id,
+            Book.resource_class == ledger.WHOLE)).all()
+    return sorted((_allocation(r) for r in rows if _host_of(r[3])),
+                  key=lambda a: (a.computehost_id, a.start_date))
 
 
 def allocations_move(ctx, reservation_id, start, end):
     """Give the reservation's allocations a new window; ``start`` None
     keeps each one's start (an active lease's, which healing may have
-    moved to the time of a swap)."""
-    values = {'end_date': end}
-    if start is not None:
-        values['start_date'] = start
+    moved to the time of a swap).  Re-checked under lock by the ledger
+    (``move`` / ``set_end``), its own bookings left out."""
     with db_api.writer(ctx) as session:
-        session.execute(sa.update(Alloc).where(
-            Alloc.reservation_id == reservation_id).values(**values))
+        if start is None:
+            ledger.set_end(session, reservation_id, end)
+        else:
+            ledger.move(session, reservation_id, start, end)
 
 
 def allocations_remove(ctx, reservation_id, host_ids=None):
+    """Release the reservation's hosts (``host_ids`` only, if given)."""
     with db_api.writer(ctx) as session:
-        query = sa.delete(Alloc).where(Alloc.reservation_id == reservation_id)
-        if host_ids is not None:
-            query = query.where(Alloc.computehost_id.in_(sorted(host_ids)))
-        session.execute(query)
+        ledger.release(session, reservation_id,
+                       None if host_ids is None else
+                       [provider(h) for h in host_ids])
 
 
 def allocation_swap(ctx, allocation_id, old_host, new_host, start):
     """Move one allocation to another host from ``start`` on, if it is
     still on ``old_host`` (compare-and-set: concurrent healers never both
-    move it).  The new host was checked free from ``start`` only, so the
-    allocation starts there: a host's allocations never overlap, past
-    included."""
+    move it; ``climate.db.ledger.move_whole``).  The new host was checked
+    free from ``start`` only, so the allocation starts there."""
     with db_api.writer(ctx) as session:
-        return session.execute(sa.update(Alloc).where(
-            Alloc.id == allocation_id, Alloc.computehost_id == old_host
-        ).values(computehost_id=new_host, start_date=start)).rowcount == 1
+        return ledger.move_whole(session, allocation_id, provider(old_host),
+                                 provider(new_host), start)
 
 
 def allocations_list(ctx, host_id=None, lease_id=None, reservation_id=None,
                      time_from=None):
     """``[(host_id, reservation_id, lease_id, start, end)]`` by host."""
-    query = sa.select(Alloc.computehost_id, Alloc.reservation_id,
-                      Alloc.lease_id, Alloc.start_date, Alloc.end_date)
+    query = sa.select(Book.provider_id, Book.reservation_id, Book.lease_id,
+                      Book.start_date, Book.end_date).where(
+        Book.resource_class == ledger.WHOLE)
     if host_id is not None:
-        query = query.where(Alloc.computehost_id == host_id)
+        query = query.where(Book.provider_id == provider(host_id))
     if lease_id is not None:
-        query = query.where(Alloc.lease_id == lease_id)
+        # through the reservations' index: bookings have none by lease
+        query = query.where(Book.lease_id == lease_id,
+                            Book.reservation_id.in_(sa.select(
+                                models.Reservation.id).where(
+                                models.Reservation.lease_id == lease_id)))
     if reservation_id is not None:
-        query = query.where(Alloc.reservation_id == reservation_id)
+        query = query.where(Book.reservation_id == reservation_id)
     if time_from is not None:
-        query = query.where(Alloc.end_date > time_from)
+        query = query.where(Book.end_date > time_from)
     with db_api.reader(ctx) as session:
-        return [tuple(r) for r in session.execute(query.order_by(
-            Alloc.computehost_id, Alloc.start_date))]
+        rows = session.execute(query).all()
+    return sorted(((int(r[0]),) + tuple(r[1:]) for r in rows
+                   if _host_of(r[0]) is not None),
+                  key=lambda r: (r[0], r[3], r[1]))
 
 
 def allocations_on_hosts(ctx, host_ids, after):
@@ -604,13 +726,16 @@ def allocations_on_hosts(ctx, host_ids, after):
     if not host_ids:
         return []
     with db_api.reader(ctx) as session:
-        return [tuple(r) for r in session.execute(
-            sa.select(Alloc, models.Reservation, models.Lease).join(
+        rows = session.execute(
+            sa.select(*_ALLOC_COLUMNS, models.Reservation,
+                      models.Lease).join(
                 models.Reservation,
-                models.Reservation.id == Alloc.reservation_id).join(
-                models.Lease, models.Lease.id == Alloc.lease_id).where(
-                Alloc.computehost_id.in_(sorted(host_ids)),
-                Alloc.end_date > after).order_by(Alloc.start_date))]
+                models.Reservation.id == Book.reservation_id).join(
+                models.Lease, models.Lease.id == Book.lease_id).where(
+                Book.provider_id.in_(sorted(provider(h) for h in host_ids)),
+                Book.resource_class == ledger.WHOLE,
+                Book.end_date > after).order_by(Book.start_date)).all()
+    return [(_allocation(r[:6]), r[6], r[7]) for r in rows]
 
 
 def all_hosts(ctx):

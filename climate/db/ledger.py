@@ -134,6 +134,13 @@ def _overlaps(start, end):
                    Book.end_date > start)
 
 
+def window(start, end):
+    """WHERE clause: the bookings overlapping ``[start, end)``, read level
+    by level of their length (one bounded range of the ``(span_level,
+    start_date, ...)`` index per level, never the whole table)."""
+    return _overlaps(start, end)
+
+
 def _inventory(row):
     return capacity.Inventory(row.total, row.reserved, row.allocation_ratio,
                               row.min_unit, row.max_unit, row.step_size)
@@ -347,6 +354,94 @@ def resize(session, reservation_id, requests, start, end):
         raise exceptions.Conflict(
             reason='reservation %s holds nothing to resize' % reservation_id)
     return rebook(session, reservation_id, lease_id, requests, start, end)
+
+
+# -- whole providers picked by their owner (physical:host) --------------------
+
+def lock(session, provider_ids):
+    """Lock the inventory rows of ``provider_ids`` as a booking does
+    (provider, then class order) and return ``{provider: {class:
+    Inventory}}``.  A plugin that picks providers itself locks them with
+    this before it checks them (:func:`busy_providers`) and books
+    (:func:`book`): the lock is held from the check to the commit."""
+    return _lock(session, provider_ids)
+
+
+def busy_providers(session, provider_ids, start, end,
+                   exclude_reservation=None):
+    """Which of ``provider_ids`` (locked by the caller, :func:`lock`)
+    hold a booking of any class over ``[start, end)``, as committed now:
+    one query, a locking read on MariaDB (see :func:`book`)."""
+    return set(_booked(session, provider_ids, start, end,
+                       exclude_reservation))
+
+
+def set_end(session, reservation_id, end):
+    """Give each booking of the reservation the end ``end``, keeping its
+    own start (an active reservation healed onto another provider holds
+    that one from the swap on), re-checked under the lock of every
+    provider it holds, its own bookings left out; whole providers take
+    their capacity of now, as in :func:`rebook`.  Conflict (or
+    InvalidInput for an end not after a start) leaves them as they were.
+
+    :returns: ``{(provider, class): amount}`` booked.
+    """
+    rows = session.execute(sa.select(
+        Book.provider_id, Book.resource_class, Book.amount, Book.start_date,
+        Book.lease_id).where(Book.reservation_id == reservation_id)).all()
+    if not rows:
+        return {}
+    inventories = _lock(session, sorted({r.provider_id for r in rows}))
+    groups = {}
+    for row in rows:
+        groups.setdefault(row.start_date, []).append(row)
+    plans = []
+    for start, group in sorted(groups.items()):
+        _check_window(start, end)
+        whole = {r.provider_id for r in group if r.resource_class == WHOLE}
+        requests = [Request(p, WHOLE, 1) for p in sorted(whole)] + [
+            Request(r.provider_id, r.resource_class, r.amount)
+            for r in group if r.provider_id not in whole]
+        expanded = _expand(_wanted(requests), inventories)
+        booked = _booked(session, sorted({p for p, _c in expanded}), start,
+                         end, exclude_reservation=reservation_id)
+        _recheck(expanded, inventories, booked, start, end)
+        plans.append((start, expanded))
+    release(session, reservation_id)
+    held = {}
+    for start, expanded in plans:
+        _insert(session, reservation_id, rows[0].lease_id, expanded, start,
+                end)
+        held.update(expanded)
+    return held
+
+
+def move_whole(session, booking_id, old_provider, new_provider, start):
+    """Move a provider taken whole -- the reservation whose ``HOST``
+    booking is ``booking_id`` -- from ``old_provider`` to
+    ``new_provider``, held from ``start`` to the booking's end, if it is
+    still on ``old_provider`` (compare-and-set: of two concurrent movers
+    one moves it).  The new provider is booked by :func:`book` (locked,
+    re-checked, Conflict before anything is written), then the
+    reservation's bookings on the old one go.
+
+    :returns: True when moved, False when the booking is not (any more)
+        on ``old_provider``.
+    """
+    _lock(session, [old_provider, new_provider])
+    query = sa.select(Book.reservation_id, Book.lease_id,
+                      Book.end_date).where(
+        Book.id == booking_id, Book.provider_id == old_provider,
+        Book.resource_class == WHOLE)
+    if LOCKING:
+        query = query.with_for_update()
+    row = session.execute(query).one_or_none()
+    if row is None:
+        return False
+    book(session, row.reservation_id, row.lease_id,
+         [Request(new_provider, WHOLE, 1)], start, row.end_date)
+    release(session, row.reservation_id, [old_provider])
+    return True
 
 
 # -- search -------------------------------------------------------------------
@@ -812,6 +907,18 @@ def earliest_start(session, shape, count, duration, earliest,
                                     duration, earliest, latest_end,
                                     affinity)
 
+
+def holders(session, provider_ids, after):
+    """The reservations holding bookings on ``provider_ids`` not yet over
+    at ``after``: ``[(reservation_id, lease_id, provider_id)]``, distinct,
+    in that order (healing finds what a lost provider carried)."""
+    if not provider_ids:
+        return []
+    return [tuple(r) for r in session.execute(sa.select(
+        Book.reservation_id, Book.lease_id, Book.provider_id).where(
+        Book.provider_id.in_(sorted(provider_ids)),
+        Book.end_date > after).distinct().order_by(
+        Book.reservation_id, Book.provider_id))]
 
 # -- transactions -------------------------------------------------------------
 

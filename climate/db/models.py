@@ -210,7 +210,11 @@ FACT_TEXT = sa.Text().with_variant(
 
 
 class ComputeHost(TimestampMixin, Base):
-    """A reservable compute host and the facts its inventory reported."""
+    """A reservable compute host and the facts its inventory reported.
+
+    A host is also a provider of the capacity ledger (``provider_id`` its
+    id as text, kind ``compute_host``): its reservations book there.
+    """
 
     __tablename__ = 'computehosts'
     __table_args__ = (
@@ -232,6 +236,11 @@ class ComputeHost(TimestampMixin, Base):
     # reservations, and healing moves its allocations elsewhere
     reservable = sa.Column(sa.Boolean, nullable=False, default=True)
     disabled = sa.Column(sa.Boolean, nullable=False, default=False)
+    # what a static registration says of overcommit (null: 1.0); the
+    # host's ledger inventory carries them (climate.db.ledger)
+    cpu_allocation_ratio = sa.Column(sa.Float, nullable=True)
+    ram_allocation_ratio = sa.Column(sa.Float, nullable=True)
+    disk_allocation_ratio = sa.Column(sa.Float, nullable=True)
 
 
 class ResourceProperty(TimestampMixin, Base):
@@ -276,41 +285,6 @@ class HostCapability(Base):
         sa.Integer, sa.ForeignKey('resource_properties.id'), nullable=False)
     capability_value = sa.Column(CAPABILITY_VALUE, nullable=False)
     num_value = sa.Column(sa.Float, nullable=True)
-
-
-class HostAllocation(Base):
-    """A host held by a ``physical:host`` reservation over its lease window.
-
-    The window is copied from the lease (and moved with it) so that the
-    overlap test ``start_date < :end AND end_date > :start`` for a host is
-    one index range.  Replaces the generic ``allocations`` table for hosts.
-    """
-
-    __tablename__ = 'computehost_allocations'
-    __table_args__ = (
-        # overlap and neighbour lookups per host
-        sa.Index('ix_host_allocations_host_start', 'computehost_id',
-                 'start_date', 'end_date'),
-        sa.Index('ix_host_allocations_host_end', 'computehost_id',
-                 'end_date', 'start_date'),
-        # availability search: every allocation crossing a time range,
-        # read from whichever end of the table is nearer
-        sa.Index('ix_host_allocations_window', 'end_date', 'start_date',
-                 'computehost_id'),
-        sa.Index('ix_host_allocations_start', 'start_date', 'end_date',
-                 'computehost_id'),
-    )
-
-    id = sa.Column(sa.String(36), primary_key=True, default=_uuid)
-    reservation_id = sa.Column(
-        sa.String(36), sa.ForeignKey('reservations.id', ondelete='CASCADE'),
-        nullable=False, index=True)
-    lease_id = sa.Column(sa.String(36), nullable=False, index=True)
-    # RESTRICT: a host holding allocations cannot leave the inventory
-    computehost_id = sa.Column(
-        sa.Integer, sa.ForeignKey('computehosts.id'), nullable=False)
-    start_date = sa.Column(sa.DateTime, nullable=False)
-    end_date = sa.Column(sa.DateTime, nullable=False)
 
 
 class HostInventoryVersion(Base):
@@ -379,6 +353,13 @@ class LedgerBooking(Base):
         sa.Index('ix_ledger_bookings_span_window', 'span_level',
                  'start_date', 'end_date', 'resource_class', 'provider_id',
                  'amount'),
+        # physical:host (climate.db.hosts): a host's bookings of any class
+        # from a time on, one range per host
+        sa.Index('ix_ledger_bookings_provider_start', 'provider_id',
+                 'start_date', 'end_date'),
+        # physical:host: the bookings ending within a stretch of time
+        sa.Index('ix_ledger_bookings_end', 'end_date', 'start_date',
+                 'provider_id'),
     )
 
     id = sa.Column(sa.String(36), primary_key=True, default=_uuid)

@@ -154,6 +154,10 @@ class LeaseService:
             # a taken name is caught by the unique key (lease_insert raises
             # LeaseNameAlreadyExists): no query ahead of the insert
             lease = db_api.lease_records(row_values, reservations, events)
+            for res, (plugin, _params) in zip(lease.reservations,
+                                              validated):
+                # what depends on the id is in the body from the start
+                res.params = plugin.params_with_id(res.params, res.id)
             if idempotency is not None:
                 # first: a concurrent create with the key waits here
                 idempotency.record(ctx, lease.id)
@@ -233,9 +237,8 @@ class LeaseService:
                     continue
                 plugin = self.plugins.get(res.resource_type)
                 params = dict(res.params or {})
-                params.update(changes.get(res.id, {}))
                 if res.id in changes:
-                    params = plugin.validate(params)
+                    params = plugin.validate_change(params, changes[res.id])
                 res.params = plugin.update(ctx, old_view, new_view, res_view,
                                            params)
             db_api.flush(ctx)

@@ -387,6 +387,11 @@ class ManagerAPI:
     def host_timeline(self, ctx, query):
         return self._call(ctx, 'host_timeline', query=query)
 
+    # -- /v1/instances (climate.manager.instances) -------------------------
+
+    def instance_availability(self, ctx, query):
+        return self._call(ctx, 'instance_availability', query=query)
+
     def wake_all(self, ctx):
         """Tell every manager's event engine to look for due events.
 

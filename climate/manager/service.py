@@ -14,6 +14,7 @@ from climate import exceptions
 from climate.manager import events
 from climate.manager import hosts
 from climate.manager import idempotency
+from climate.manager import instances
 from climate.manager import leases
 from climate.manager import outages
 from climate.manager import plugins as plugin_registry
@@ -129,7 +130,8 @@ class ManagerService:
         # a lost database is answered 503, whatever the endpoint
         self._server = rpc.get_server(self.host, [
             outages.guard(ManagerEndpoint(self)),
-            outages.guard(hosts.HostsEndpoint(self.plugins))])
+            outages.guard(hosts.HostsEndpoint(self.plugins)),
+            outages.guard(instances.InstancesEndpoint(self.plugins))])
         self._server.start()
         self.engine.start()
         self.healer.start()

@@ -1,4 +1,4 @@
-"""ClimateFilter: keeps Nova's scheduler inside Climate's host reservations.
+"""ClimateFilter: keeps Nova's scheduler inside Climate's reservations.
 
 This module runs in **nova-scheduler**, not in Climate: it imports only the
 standard library, oslo.config and Nova.  Load it by putting the directory
@@ -21,14 +21,24 @@ Climate puts every reservable host in the freepool aggregate (metadata
 hosts into an aggregate named after the reservation id with metadata
 ``climate:reservation=<reservation id>`` and ``climate:owner=<project id>``;
 the aggregate exists from the lease start to its end, so "active" needs no
-call to Climate here.  The rules, for a request with scheduler hint
-``reservation=<id>`` (``openstack server create --hint reservation=<id>``):
+call to Climate here.  An instance reservation (``virtual:instance``)
+has such an aggregate too, holding the hosts its slots are booked on; those
+hosts stay in the freepool, and a host may be in the aggregates of several
+instance reservations at once.  Its servers are booted with the
+reservation's private flavor, whose extra spec
+``aggregate_instance_extra_specs:reservation`` is the reservation id.
 
-* it passes only on hosts of the aggregate whose ``climate:reservation`` is
+A request names a reservation by the scheduler hint ``reservation=<id>``
+(``openstack server create --hint reservation=<id>``: host reservations)
+or by its flavor's ``aggregate_instance_extra_specs:reservation`` extra
+spec (instance reservations).  Such a request:
+
+* passes only on hosts with an aggregate whose ``climate:reservation`` is
   ``<id>``, and only when the request's project is that aggregate's
-  ``climate:owner``;
+  ``climate:owner`` (every aggregate of the host is looked at);
+* passes nowhere when the hint and the flavor name different reservations.
 
-and for a request without the hint:
+A request naming no reservation:
 
 * it never passes on a host inside a reservation aggregate;
 * on a freepool host it passes when ``[climate]
@@ -44,6 +54,8 @@ from nova.scheduler import filters
 LOG = logging.getLogger(__name__)
 
 HINT = 'reservation'
+#: The flavor extra spec of an instance reservation's private flavor.
+FLAVOR_SPEC = 'aggregate_instance_extra_specs:reservation'
 RESERVATION_KEY = 'climate:reservation'
 OWNER_KEY = 'climate:owner'
 FREEPOOL_KEY = 'climate:freepool'
@@ -64,8 +76,11 @@ climate_opts = [
 
 
 def register_opts(conf):
-    conf.register_group(climate_group)
-    conf.register_opts(climate_opts, group=climate_group)
+    # a group of its own per ConfigOpts: oslo.config copies a registered
+    # group shallowly, so one shared OptGroup would share its overrides
+    group = cfg.OptGroup(climate_group.name, title=climate_group.title)
+    conf.register_group(group)
+    conf.register_opts(climate_opts, group=group)
 
 
 # nova.conf.CONF is oslo.config's global CONF: registering here makes the
@@ -93,8 +108,35 @@ def _hint(spec_obj):
     return value
 
 
+def _flavor_reservation(spec_obj):
+    """The reservation the request's flavor is pinned to, None if none."""
+    flavor = getattr(spec_obj, 'flavor', None)
+    try:
+        specs = getattr(flavor, 'extra_specs', None) or {}
+    except NotImplementedError:
+        # a Nova object whose field was never loaded
+        specs = {}
+    value = specs.get(FLAVOR_SPEC)
+    return value if value not in (None, '') else None
+
+
+_CONFLICT = object()
+
+
+def _requested(spec_obj):
+    """The reservation a request names (hint or flavor), None when it
+    names none, ``_CONFLICT`` when the two name different ones."""
+    hint = _hint(spec_obj)
+    flavored = _flavor_reservation(spec_obj)
+    if hint is None:
+        return flavored
+    if flavored is not None and flavored != hint:
+        return _CONFLICT
+    return hint
+
+
 class ClimateFilter(filters.BaseHostFilter):
-    """Reserved hosts take only their reservation's servers (see module)."""
+    """Reserved hosts take only their reservations' servers (see module)."""
 
     # aggregates, project and hints are the same for every instance of one
     # request
@@ -112,19 +154,23 @@ class ClimateFilter(filters.BaseHostFilter):
                 or aggregate.name == self.conf.climate.aggregate_freepool_name)
 
     def host_passes(self, host_state, spec_obj):
-        hint = _hint(spec_obj)
+        wanted = _requested(spec_obj)
         aggregates = list(getattr(host_state, 'aggregates', None) or [])
         reserved = [a for a in aggregates
                     if RESERVATION_KEY in (a.metadata or {})]
 
-        if hint is not None:
+        if wanted is _CONFLICT:
+            LOG.debug('the hint and the flavor name different reservations: '
+                      '%s refused', host_state)
+            return False
+        if wanted is not None:
             for aggregate in reserved:
-                if (aggregate.metadata[RESERVATION_KEY] == hint
+                if (aggregate.metadata[RESERVATION_KEY] == wanted
                         and aggregate.metadata.get(OWNER_KEY)
                         == spec_obj.project_id):
                     return True
             LOG.debug('%s is not a host of reservation %s for project %s',
-                      host_state, hint, spec_obj.project_id)
+                      host_state, wanted, spec_obj.project_id)
             return False
 
         if reserved:

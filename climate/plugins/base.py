@@ -89,6 +89,23 @@ class ResourcePlugin(abc.ABC):
         :raises climate.exceptions.InvalidInput: naming the bad field.
         """
 
+    def validate_change(self, current, changes):
+        """Check an update's ``changes`` to a reservation whose stored
+        parameters are ``current`` (both without ``resource_type``).
+
+        Default: :meth:`validate` of ``current`` overlaid with
+        ``changes``.  A plugin that stores parameters of its own making
+        overrides it, to tell what the user asked from what it stored.
+        :returns: the normalized parameters to store.
+        """
+        return self.validate(dict(current, **changes))
+
+    def params_with_id(self, params, reservation_id):
+        """The validated ``params`` of a new reservation once it has its
+        id (stored and shown from the create's answer on).  Default:
+        unchanged."""
+        return params
+
     @abc.abstractmethod
     def reserve(self, ctx, lease, reservation):
         """Allocate what ``reservation`` asks for over the lease window.

@@ -5,9 +5,11 @@ import itertools
 from climate.policies import base
 from climate.policies import health
 from climate.policies import hosts
+from climate.policies import instances
 from climate.policies import leases
 
 
 def list_rules():
     return list(itertools.chain(base.list_rules(), leases.list_rules(),
-                                hosts.list_rules(), health.list_rules()))
+                                hosts.list_rules(), instances.list_rules(),
+                                health.list_rules()))

@@ -182,7 +182,8 @@ class ClimateEnvironment:
         tables = {}
         for model in (models.Lease, models.Reservation, models.Event,
                       models.Allocation, models.NoopAction,
-                      models.HostAllocation, models.ComputeHost,
+                      models.LedgerBooking, models.LedgerInventory,
+                      models.ComputeHost,
                       models.HostCapability, models.ResourceProperty):
             columns = [c.key for c in sa.inspect(model).columns]
             tables[model.__tablename__] = sorted(
@@ -219,6 +220,35 @@ class ClimateEnvironment:
     def plugin(self, resource_type='noop'):
         """The manager's plugin object (to make it fail on purpose)."""
         return self.manager.plugins.get(resource_type)
+
+    def book_slots(self, name, start, end, shape, count=1, providers=None,
+                   affinity=None):
+        """Instance slots booked straight into the capacity ledger
+        (``ledger.place`` on compute hosts) for a new noop lease over
+        ``[start, end)`` (naive UTC datetimes): ``(lease id, reservation
+        id, {provider: units})``.  Raises the ledger's Conflict when they
+        do not fit."""
+        from climate.db import ledger
+        resp = self.request('POST', '/v1/leases', body=lease_body(
+            name, start.strftime('%Y-%m-%d %H:%M'),
+            end.strftime('%Y-%m-%d %H:%M')))
+        assert resp.status_int == 201, resp.text
+        lease = resp.json['lease']
+        res_id = lease['reservations'][0]['id']
+        ctx = context.admin_context()
+        placed = ledger.run(ctx, ledger.place, res_id, lease['id'], shape,
+                            count, start, end, affinity=affinity,
+                            providers=providers, kind=ledger.COMPUTE_HOST)
+        return lease['id'], res_id, placed
+
+    def bookings(self, resource_class=None):
+        """``[(provider, class, amount, start, end, reservation)]`` of the
+        ledger, sorted."""
+        rows = self.rows(models.LedgerBooking)
+        return sorted((r.provider_id, r.resource_class, r.amount,
+                       r.start_date, r.end_date, r.reservation_id)
+                      for r in rows if resource_class in (
+                          None, r.resource_class))
 
 
 #: Identity headers of each test persona (noauth).

@@ -4,12 +4,14 @@ import pecan
 
 from climate.api import health
 from climate.api.v1 import hosts
+from climate.api.v1 import instances
 from climate.api.v1 import leases
 
 
 class V1Controller:
 
     leases = leases.LeasesController()
+    instances = instances.InstancesController()  # 1.3
     health = health.HealthController()  # admin only
 
     @pecan.expose('json')

@@ -8,7 +8,9 @@ and answers are Blazar's:
   "True"}``);
 * create takes ``name`` (the hypervisor name) and extra capabilities as
   top-level keys; with the ``static`` backend the fact keys
-  (:data:`STATIC_FACTS`) set the host's facts instead;
+  (:data:`STATIC_FACTS`) set the host's facts instead, and the
+  allocation ratios (:data:`RATIOS`, Climate's own) its overcommit in
+  the capacity ledger;
 * update takes extra capabilities, top-level or under ``values``; a null
   value removes one.
 
@@ -17,6 +19,7 @@ Mistakes are refused as Blazar refuses them, with Blazar's sentence first
 """
 
 import datetime
+import math
 
 from climate import dates
 from climate.db import api as db_api
@@ -29,6 +32,11 @@ from climate.scheduling import hosts as sched
 #: Facts the operator gives with the static backend (Nova reports them).
 STATIC_FACTS = ('service_name', 'vcpus', 'memory_mb', 'local_gb',
                 'cpu_info', 'hypervisor_type', 'hypervisor_version')
+#: Overcommit a static host's registration may state, Climate's own keys
+#: (Nova's names; the nova inventory reads them from Placement).
+RATIOS = db_hosts.RATIOS
+#: The largest allocation ratio taken.
+MAX_RATIO = 1e6
 #: The largest value of each whole-number fact (its column's range).
 _INT_FACTS = {'vcpus': 2 ** 31 - 1, 'memory_mb': 2 ** 31 - 1,
               'local_gb': 2 ** 31 - 1, 'hypervisor_version': 2 ** 53}
@@ -36,10 +44,12 @@ _INT_FACTS = {'vcpus': 2 ** 31 - 1, 'memory_mb': 2 ** 31 - 1,
 #: would store one and show it in place of the host's own field).
 RESERVED_KEYS = ('id', 'name', 'hypervisor_hostname', 'trust_id',
                  'reservable', 'disabled', 'created_at', 'updated_at',
-                 'values', 'status', 'availability_zone') + STATIC_FACTS
+                 'values', 'status', 'availability_zone') + STATIC_FACTS + \
+    RATIOS
 #: Keys of the facts Nova reports: a create with the ``nova`` backend
 #: ignores them, as Blazar does (the facts come from Nova).
-NOVA_FACT_KEYS = STATIC_FACTS + ('hypervisor_hostname', 'availability_zone')
+NOVA_FACT_KEYS = STATIC_FACTS + ('hypervisor_hostname', 'availability_zone') \
+    + RATIOS
 #: Longest extra capability name a create takes (Blazar's limit).
 MAX_NEW_KEY = 64
 #: Longest name of a property (the column's size; an update takes it).
@@ -84,6 +94,10 @@ def host_view(row, capabilities):
         'created_at': dates.format_timestamp(row.created_at),
         'updated_at': dates.format_timestamp(row.updated_at),
     })
+    # Climate's own, after Blazar's fields: a static registration's
+    # overcommit (null: 1.0, or Placement's with the nova inventory)
+    for key in RATIOS:
+        body[key] = getattr(row, key)
     return body
 
 
@@ -155,6 +169,29 @@ def _static_facts(body):
     return facts
 
 
+def _ratios(body):
+    """The allocation ratios of a static registration, popped from
+    ``body``: positive numbers (or their text), else InvalidInput naming
+    the field."""
+    found = {}
+    for key in RATIOS:
+        if key not in body:
+            continue
+        value = body.pop(key)
+        number = None
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            number = float(value) if abs(value) < 2 ** 1000 else None
+        elif isinstance(value, str) and len(value) < 64:
+            number = sched_filters.as_number(value.strip())
+        if number is None or not math.isfinite(number) or \
+                not 0 < number <= MAX_RATIO:
+            raise exceptions.InvalidInput(
+                reason='%s must be a positive number (at most %g), not %r' %
+                (key, MAX_RATIO, value))
+        found[key] = number
+    return found
+
+
 class Inventory:
     """Domain operations on hosts; ``plugin`` is the loaded
     :class:`~climate.plugins.physical_host.plugin.PhysicalHostPlugin`."""
@@ -208,6 +245,7 @@ class Inventory:
             raise exceptions.HostNotInCloud(host=ref)
         if self.backend.name == 'static':
             given = _static_facts(body)
+            given.update(_ratios(body))
         else:
             given = {}
             for key in NOVA_FACT_KEYS:
@@ -223,6 +261,10 @@ class Inventory:
         capabilities = _capabilities(body, allow_null=False)
         with db_api.writer(ctx):
             host_id = db_hosts.host_create(ctx, facts, capabilities)
+            # its capacity in the ledger, in the same transaction: a host
+            # is never reservable without it
+            db_hosts.host_set_capacity(
+                ctx, host_id, self.backend.capacity(dict(facts, id=host_id)))
             # last: a failed enroll rolls the row back, and a retried
             # create finds the host enrolled already (idempotent)
             self.backend.enroll(dict(facts, id=host_id))
@@ -251,7 +293,8 @@ class Inventory:
         if not values:
             raise exceptions.NoDataToUpdate()
         for key in values:
-            if key in STATIC_FACTS or key in ('name', 'hypervisor_hostname'):
+            if key in STATIC_FACTS + RATIOS or \
+                    key in ('name', 'hypervisor_hostname'):
                 raise exceptions.InvalidInput(
                     reason='%s is a fact of the host; it cannot be changed' %
                     key)
@@ -289,7 +332,8 @@ class Inventory:
     @db_api.retry_on_deadlock
     def delete(self, ctx, host_id):
         """Remove a host no reservation holds (else HostAllocated, 409) and
-        that runs no server (else HostHasServers, 409)."""
+        that runs no server (else HostHasServers, 409), with its ledger
+        inventory (``climate.db.hosts.host_delete``)."""
         with db_api.writer(ctx):
             row = db_hosts.host_delete(ctx, host_id)
             facts = host_plugin.host_facts(row)

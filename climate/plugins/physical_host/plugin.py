@@ -3,25 +3,33 @@
 A reservation asks for ``min`` to ``max`` hosts matching
 ``hypervisor_properties`` (host facts) and ``resource_properties`` (extra
 capabilities), both in the filter language of
-``climate.scheduling.filters``.  It holds one ``computehost_allocations``
-row per host, with the lease window copied in.
+``climate.scheduling.filters``.  It books each host whole in the capacity
+ledger (``climate.db.ledger``, DESIGN.md decision 7): the host is the
+provider ``str(id)``, and a booking is ``HOST = 1`` plus all the host's
+usable ``VCPU``, ``MEMORY_MB`` and ``DISK_GB`` over the lease window.  A
+host is free for it only when no booking of any class overlaps the
+window: an instance slot (``virtual:instance``) on it makes it busy.
 
 **Allocation never double-books** (DESIGN.md decision 2).  Inside the
 lease transaction the allocator
 
 1. reads the best-fitting free matching hosts
-   (``db.hosts.free_candidates``: three statements reading only the
-   allocations near the window, ranked by the rule of
+   (``db.hosts.free_candidates``: a bounded number of statements
+   reading only the bookings near the window, ranked by the rule of
    ``climate.scheduling.hosts.choose``);
-2. locks the picked host rows (``SELECT ... FOR UPDATE``, in id order);
+2. locks the picked host rows (``SELECT ... FOR UPDATE``, in id order),
+   then their ledger inventory rows (the ledger's lock order);
 3. re-reads, with a locking read, whether any of them got an overlapping
-   allocation meanwhile (a concurrent allocator that held the lock has
+   booking meanwhile (a concurrent booker that held the lock has
    committed by now) and drops those, picking again for what is missing;
-4. writes the allocations, committed with the lease.
+4. books them with ``ledger.book``, which re-checks the ledger's rule
+   under the same locks, committed with the lease.
 
-Every writer of a host's allocations holds that host's row lock until it
-commits, so two overlapping allocations of one host can never both
-commit.  On SQLite, writers are serialized by ``BEGIN IMMEDIATE``.
+Every writer of a host's bookings -- a host reservation here, an
+instance reservation through ``ledger.place`` -- holds the host's ledger
+inventory lock until it commits, so a host can never carry two
+overlapping host reservations, nor a host reservation and an instance
+slot at once.  On SQLite, writers are serialized by ``BEGIN IMMEDIATE``.
 
 **Start and end run inside the event transaction**, which holds the lease
 row lock while the backend moves hosts (seconds with Nova).  That is
@@ -190,7 +198,10 @@ def host_facts(row):
             'service_name': row.service_name, 'vcpus': row.vcpus,
             'memory_mb': row.memory_mb, 'local_gb': row.local_gb,
             'cpu_info': row.cpu_info, 'hypervisor_type': row.hypervisor_type,
-            'hypervisor_version': row.hypervisor_version}
+            'hypervisor_version': row.hypervisor_version,
+            'cpu_allocation_ratio': row.cpu_allocation_ratio,
+            'ram_allocation_ratio': row.ram_allocation_ratio,
+            'disk_allocation_ratio': row.disk_allocation_ratio}
 
 
 #: First stretch of time the availability search reads; it grows fourfold
@@ -506,11 +517,9 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         return params
 
     def _longest_extension(self, ctx, res_id, host_ids, old_end, wanted_end):
-        busy = {}
-        for host_id, other, _lease, start, end in \
-                db_hosts.allocations_list(ctx, time_from=old_end):
-            if host_id in host_ids and other != res_id:
-                busy.setdefault(host_id, []).append((start, end))
+        # any booking of another reservation, instance slots included
+        busy = db_hosts.busy_intervals(ctx, host_ids, old_end,
+                                       exclude_reservation=res_id)
         limits = [sched.free_until(busy.get(h, ()), old_end)
                   for h in host_ids]
         limits = [x for x in limits if x is not None]

@@ -79,12 +79,14 @@ class Climate:
         self.clients = []
 
     def start(self, managers=2, manager_opts=None, api_threads=4,
-              failing_plugin_available=False):
+              failing_plugin_available=False, pythonpath=()):
         """Write the config, upgrade the schema, start the processes.
 
         :param failing_plugin_available: put the ``failing`` test plugin
             on the managers' PYTHONPATH as an entry point (add it to
             ``manager_opts['plugins']`` to load it).
+        :param pythonpath: more directories for the processes' PYTHONPATH
+            (e.g. one holding a ``sitecustomize`` that changes a module).
         """
         assert self.cluster is None, 'one Climate per test'
         port = procs.free_port()
@@ -94,11 +96,13 @@ class Climate:
             manager=manager_opts)
         procs.db_upgrade(config)
         env = {}
+        paths = list(pythonpath)
         if failing_plugin_available:
-            path = failing_plugin.install_entry_point(
-                os.path.join(self.workdir, 'entry-points'))
+            paths.append(failing_plugin.install_entry_point(
+                os.path.join(self.workdir, 'entry-points')))
+        if paths:
             env['PYTHONPATH'] = os.pathsep.join(
-                p for p in (path, os.environ.get('PYTHONPATH')) if p)
+                p for p in paths + [os.environ.get('PYTHONPATH')] if p)
         self.cluster = procs.Cluster(self.workdir, config, port, env=env)
         self.cluster.start_api()
         self.cluster.start_managers(managers)

@@ -16,10 +16,12 @@ UPDATES = 100
 THREADS = 20
 DEADLINE = 300
 
+# a host's allocations are its HOST bookings in the capacity ledger
 OVERLAPS = """
-SELECT count(*) FROM computehost_allocations a
-JOIN computehost_allocations b
-  ON a.computehost_id = b.computehost_id AND a.id < b.id
+SELECT count(*) FROM ledger_bookings a
+JOIN ledger_bookings b
+  ON a.provider_id = b.provider_id AND a.id < b.id
+ AND a.resource_class = 'HOST' AND b.resource_class = 'HOST'
  AND a.start_date < b.end_date AND b.start_date < a.end_date
 """
 
@@ -112,11 +114,13 @@ def test_500_contending_creates_never_double_book(climate):
     codes = _run(factory, THREADS, update, targets)
 
     overlaps = db.scalar(OVERLAPS)
-    allocations = db.scalar('SELECT count(*) FROM computehost_allocations')
+    allocations = db.scalar("SELECT count(*) FROM ledger_bookings "
+                            "WHERE resource_class = 'HOST'")
     leases = db.scalar('SELECT count(*) FROM leases')
     short = db.query(
         "SELECT r.id, count(a.id) FROM reservations r LEFT JOIN "
-        "computehost_allocations a ON a.reservation_id = r.id "
+        "ledger_bookings a ON a.reservation_id = r.id "
+        "AND a.resource_class = 'HOST' "
         "GROUP BY r.id HAVING count(a.id) < 1 OR count(a.id) > 5")
     print('\n%d creates from %d threads in %.1fs on %s: %d granted, %d '
           'refused (409); %d updates: %d ok, %d refused; %d allocations, '

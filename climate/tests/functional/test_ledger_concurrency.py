@@ -24,6 +24,7 @@ from climate.db import migration
 from climate.db import models
 from climate import exceptions
 from climate.scheduling import capacity
+from climate.tests.functional import ledger_sweep
 
 PROVIDERS = 4
 BOOKINGS = 300
@@ -103,30 +104,6 @@ def _book(ids, ask, all_ids):
         return 'refused'
 
 
-def _overbooked(db):
-    """Brute force over every booking's start (the only instants at which
-    a usage can rise): ``[(provider, class, instant, held, usable)]``."""
-    with db.engine.connect() as conn:
-        rows = conn.execute(sa.text(
-            'SELECT provider_id, resource_class, start_date, end_date, '
-            'amount FROM ledger_bookings')).all()
-        inventories = {(r.provider_id, r.resource_class): capacity.usable(
-            capacity.Inventory(r.total, r.reserved, r.allocation_ratio))
-            for r in conn.execute(sa.text(
-                'SELECT provider_id, resource_class, total, reserved, '
-                'allocation_ratio FROM ledger_inventories'))}
-    by_key = collections.defaultdict(list)
-    for provider, cls, start, end, amount in rows:
-        by_key[provider, cls].append((start, end, amount))
-    found = []
-    for key, bookings in sorted(by_key.items()):
-        for instant in sorted({s for s, _e, _a in bookings}):
-            held = sum(a for s, e, a in bookings if s <= instant < e)
-            if held > inventories[key]:
-                found.append(key + (instant, held, inventories[key]))
-    return found, len(rows)
-
-
 @pytest.mark.parametrize('locking', [True, False],
                          ids=['locked', 'lock-removed'])
 def test_300_competing_bookings_never_overbook(database, monkeypatch,
@@ -150,7 +127,7 @@ def test_300_competing_bookings_never_overbook(database, monkeypatch,
 
         with concurrent.futures.ThreadPoolExecutor(THREADS) as pool:
             outcomes = collections.Counter(pool.map(one, zip(ids, asks)))
-        over, rows = _overbooked(database)
+        over, rows = ledger_sweep.overbooked(database.engine)
     finally:
         db_api.get_engine().dispose()
     print('%s, lock %s: %s, %d booking rows, %d overbooked instants' % (

@@ -25,6 +25,12 @@ import abc
 #: Servers :meth:`InventoryBackend.host_servers` lists at most.
 MAX_SERVERS_SHOWN = 10
 
+#: The capacity classes of a compute host in the ledger: ``(resource
+#: class, fact, allocation ratio key)``.
+CAPACITY_FACTS = (('VCPU', 'vcpus', 'cpu_allocation_ratio'),
+                  ('MEMORY_MB', 'memory_mb', 'ram_allocation_ratio'),
+                  ('DISK_GB', 'local_gb', 'disk_allocation_ratio'))
+
 
 class InventoryBackend(abc.ABC):
     """Where hosts live in the cloud. Every method is idempotent; the nova
@@ -93,6 +99,30 @@ class InventoryBackend(abc.ABC):
         """Healing swap in an active reservation: ``old_hosts`` leave the
         aggregate ``reservation_id`` (back to the freepool), ``new_hosts``
         come from the freepool into it."""
+
+    def capacity(self, facts):
+        """What the host ``facts`` offers to the capacity ledger:
+        ``{resource class: {'total', 'reserved', 'allocation_ratio',
+        'min_unit', 'max_unit', 'step_size'}}`` for ``VCPU``,
+        ``MEMORY_MB`` and ``DISK_GB`` (the caller adds ``HOST`` and
+        leaves out classes with a total of 0).
+
+        Default, from the facts themselves: ``vcpus``, ``memory_mb`` and
+        ``local_gb`` with the ratios ``cpu_allocation_ratio``,
+        ``ram_allocation_ratio``, ``disk_allocation_ratio`` (1.0 when
+        absent or null), nothing reserved, one unit up to the whole
+        total.  A backend that knows better (Placement) overrides it.
+        """
+        found = {}
+        for cls, fact, ratio in CAPACITY_FACTS:
+            total = int(facts.get(fact) or 0)
+            given = facts.get(ratio, 1.0)
+            found[cls] = {'total': total, 'reserved': 0,
+                          'allocation_ratio': 1.0 if given is None
+                          else float(given),
+                          'min_unit': 1, 'max_unit': max(1, total),
+                          'step_size': 1}
+        return found
 
     @abc.abstractmethod
     def down_hosts(self, hosts):

@@ -78,13 +78,24 @@ class Host:
         self.aggregates = list(aggregates)
 
 
+class Flavor:
+    def __init__(self, **extra_specs):
+        self.extra_specs = extra_specs
+
+
+FLAVOR_SPEC = 'aggregate_instance_extra_specs:reservation'
+
+
 class Spec:
     """Like nova.objects.RequestSpec: hints are lists of strings."""
 
-    def __init__(self, project=OWNER, reservation=None, raw_hints=None):
+    def __init__(self, project=OWNER, reservation=None, raw_hints=None,
+                 flavor=None):
         self.project_id = project
         self.scheduler_hints = raw_hints if raw_hints is not None else (
             {'reservation': [reservation]} if reservation else {})
+        # an instance reservation's private flavor names the reservation
+        self.flavor = Flavor(**({FLAVOR_SPEC: flavor} if flavor else {}))
 
     def get_scheduler_hint(self, name, default=None):
         value = self.scheduler_hints.get(name, default)
@@ -177,3 +188,74 @@ def test_aggregates_without_metadata_or_host_without_aggregates(make):
 
 def test_filter_runs_once_per_request(climate_filter):
     assert climate_filter.ClimateFilter.run_filter_once_per_request is True
+
+
+# -- instance reservations: the flavor names the reservation -----------------
+
+def test_flavored_request_lands_only_on_its_reservation(make):
+    f = make()
+    assert f.host_passes(Host(reservation()), Spec(flavor=RID))
+    # the host stays in the freepool during an instance reservation
+    assert f.host_passes(Host(freepool(), reservation()), Spec(flavor=RID))
+    assert not f.host_passes(Host(reservation(OTHER)), Spec(flavor=RID))
+    assert not f.host_passes(Host(freepool()), Spec(flavor=RID))
+    assert not f.host_passes(Host(), Spec(flavor=RID))
+    assert not f.host_passes(Host(Aggregate('az1')), Spec(flavor=RID))
+
+
+def test_flavored_request_of_another_project_goes_nowhere(make):
+    # an admin sees every private flavor; the owner check stops it
+    f = make()
+    assert not f.host_passes(Host(reservation()),
+                             Spec(project='project-b', flavor=RID))
+    assert not f.host_passes(Host(freepool(), reservation()),
+                             Spec(project='project-b', flavor=RID))
+
+
+def test_host_shared_by_several_instance_reservations(make):
+    f = make()
+    host = Host(freepool(), reservation(RID),
+                reservation(OTHER, owner='project-b'))
+    assert f.host_passes(host, Spec(flavor=RID))
+    assert f.host_passes(host, Spec(project='project-b', flavor=OTHER))
+    # each project only with its own reservation
+    assert not f.host_passes(host, Spec(project='project-b', flavor=RID))
+    assert not f.host_passes(host, Spec(flavor=OTHER))
+    # and nothing unreserved
+    assert not f.host_passes(host, Spec())
+    assert not f.host_passes(host, Spec(project='project-b'))
+
+
+def test_hint_and_flavor_must_agree(make):
+    f = make()
+    host = Host(reservation(RID), reservation(OTHER))
+    assert f.host_passes(host, Spec(reservation=RID, flavor=RID))
+    assert not f.host_passes(host, Spec(reservation=OTHER, flavor=RID))
+    assert not f.host_passes(Host(reservation(OTHER)),
+                             Spec(reservation=OTHER, flavor=RID))
+
+
+def test_ordinary_flavors_keep_todays_rules(make):
+    f = make()
+    plain = Spec()
+    plain.flavor = Flavor(**{'hw:cpu_policy': 'shared',
+                             'aggregate_instance_extra_specs:ssd': 'true'})
+    assert f.host_passes(Host(freepool()), plain)
+    assert not f.host_passes(Host(reservation()), plain)
+    empty = Spec(flavor='')
+    assert f.host_passes(Host(), empty)
+    assert not f.host_passes(Host(reservation()), empty)
+
+    class NoFlavor:  # a request spec without a flavor
+        project_id = OWNER
+        scheduler_hints = {}
+    assert f.host_passes(Host(), NoFlavor())
+    assert not f.host_passes(Host(reservation()), NoFlavor())
+
+    class Unloaded:  # a Nova object whose field was never loaded
+        @property
+        def extra_specs(self):
+            raise NotImplementedError('Cannot load extra_specs')
+    lazy = Spec()
+    lazy.flavor = Unloaded()
+    assert f.host_passes(Host(), lazy)

@@ -252,13 +252,15 @@ def test_healing_replaces_a_down_host_or_flags_the_lease(env):
 
 
 def _overlaps():
+    """(host bookings, pairs of them overlapping on one host)."""
     ctx = context.admin_context()
     with db_api.reader(ctx) as session:
-        rows = session.query(models.HostAllocation).all()
+        rows = session.query(models.LedgerBooking).filter_by(
+            resource_class='HOST').all()
     bad = []
     for a in rows:
         for b in rows:
-            if a.id < b.id and a.computehost_id == b.computehost_id and \
+            if a.id < b.id and a.provider_id == b.provider_id and \
                     a.start_date < b.end_date and b.start_date < a.end_date:
                 bad.append((a.id, b.id))
     return len(rows), bad

@@ -1,0 +1,47 @@
+"""/v1/instances: availability of instance slots (microversion 1.3).
+
+``POST /v1/instances/availability`` (any project reader; see
+doc/source/instances.rst): a JSON body naming the slots and the window,
+answered by the manager (``climate.manager.instances``).
+"""
+
+import pecan
+from pecan import rest
+
+from climate.api import microversion
+from climate.api import middleware
+from climate.api.v1 import types
+from climate import exceptions
+from climate import policy
+
+AVAILABILITY_VERSION = microversion.Version.parse('1.3')
+
+
+def _body():
+    environ = pecan.request.environ
+    if middleware.JSON_BODY not in environ:
+        environ[middleware.JSON_BODY] = middleware.decode_json_body(
+            pecan.request, types.MAX_BODY)
+    data = environ[middleware.JSON_BODY]
+    if not isinstance(data, dict):
+        raise exceptions.InvalidInput(reason='the body must be a JSON object')
+    return data
+
+
+class InstancesController(rest.RestController):
+    """``/v1/instances``."""
+
+    _custom_actions = {'availability': ['POST']}
+
+    @pecan.expose('json')
+    def availability(self):
+        if microversion.of(pecan.request) < AVAILABILITY_VERSION:
+            raise exceptions.NotFound(
+                message='%s needs microversion %s or later (send '
+                        '"OpenStack-API-Version: reservation %s").' % (
+                            pecan.request.path, AVAILABILITY_VERSION,
+                            AVAILABILITY_VERSION))
+        ctx = pecan.request.context
+        policy.authorize(ctx, 'climate:instances:availability')
+        return {'availability': pecan.request.rpcapi.instance_availability(
+            ctx, _body())}

@@ -1,0 +1,92 @@
+"""The contract between ``virtual:instance`` and the cloud it acts in.
+
+The plugin books instance slots in the capacity ledger
+(``climate.db.ledger``) and calls a backend at the lease's start, when an
+active reservation changes (grown, healed) and at its end.  Every method
+is idempotent: the event engine retries a failed event, and an event
+whose manager crashed runs again on another one, so a method must finish
+what an earlier run began rather than fail or do it twice.  Failures of
+the cloud are raised as ``climate.exceptions.CloudUnavailable`` (the
+event is retried with backoff).
+"""
+
+import abc
+
+#: Prefix of what a reservation makes in the cloud (Blazar's): the
+#: flavor's name ``reservation:<id>``, the aggregate metadata key.
+RESERVATION_PREFIX = 'reservation'
+
+
+def resource_class(reservation_id):
+    """The per-reservation custom resource class of Placement (Blazar's
+    spelling): ``CUSTOM_RESERVATION_<ID>``, upper case, ``-`` as ``_``."""
+    return 'CUSTOM_RESERVATION_' + reservation_id.upper().replace('-', '_')
+
+
+def flavor_name(reservation_id):
+    """The name of the private flavor of a reservation."""
+    return '%s:%s' % (RESERVATION_PREFIX, reservation_id)
+
+
+class InstanceBackend(abc.ABC):
+    """What ``virtual:instance`` does in the cloud."""
+
+    #: ``[hosts] inventory`` this backend serves: 'nova' or 'static'.
+    name = None
+    #: Whether start/resize/end call a cloud service (the event engine
+    #: then commits the lease's STARTING/TERMINATING state first).
+    acts_in_cloud = True
+
+    def __init__(self, conf):
+        self.conf = conf
+
+    @abc.abstractmethod
+    def flavor(self, flavor_id):
+        """The shape of an existing flavor, for a reservation given as
+        ``flavor_id`` (Blazar's ``flavor:instance``), read with the
+        service's credentials.
+
+        :returns: ``dict(id, vcpus, memory_mb, disk_gb, resources={class:
+            amount} or {}, traits={'required': [...], 'forbidden':
+            [...]})``; ``disk_gb`` counts the ephemeral disk too.
+        :raises climate.exceptions.InvalidInput: no such flavor (the
+            reason names its id), or the inventory cannot read flavors.
+        """
+
+    @abc.abstractmethod
+    def start(self, reservation, project_id, hosts, user_session):
+        """Hand the reserved slots to the project.
+
+        :param reservation: the reservation view (``id``, ``amount``,
+            ``vcpus``, ``memory_mb``, ``disk_gb``, ``affinity``,
+            ``resource_properties``, ``flavor_id`` -- the *source* flavor
+            when the reservation was given as one, else None -- and
+            ``source_flavor``: its ``flavor()`` answer or None).
+        :param project_id: the lease's project.
+        :param hosts: ``[(host facts, units)]``: the facts of each booked
+            host as ``climate.plugins.physical_host.plugin.host_facts``
+            gives them, and how many slots are booked on it.
+        :param user_session: zero-argument callable returning a
+            keystoneauth session acting as the lease's user through its
+            trust (may raise ``climate.exceptions.NoTrust``).
+        :returns: ``dict(flavor_id=..., server_group_id=...,
+            aggregate_id=...)``, None where nothing was made; stored on
+            the reservation.
+        """
+
+    @abc.abstractmethod
+    def resize(self, reservation, project_id, hosts, user_session):
+        """An active reservation's hosts or units changed (grown, healed):
+        bring the cloud to ``hosts`` (same arguments and answer as
+        :meth:`start`)."""
+
+    @abc.abstractmethod
+    def end(self, reservation, hosts):
+        """Take everything back, with the service's credentials only:
+        the servers built with the reservation's flavor (in every
+        project), then the flavor, server group, aggregate, Placement
+        inventories, providers and resource class.  Pieces already gone
+        are fine.
+
+        :param hosts: as for :meth:`start`.
+        """

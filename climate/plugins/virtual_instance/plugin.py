@@ -1,0 +1,718 @@
+"""The ``virtual:instance`` resource plugin, capacity mode (Blazar's).
+
+A reservation asks for ``amount`` instances of a shape -- ``vcpus``,
+``memory_mb``, ``disk_gb``, or the shape of an existing flavor given as
+``flavor_id`` (Blazar's ``flavor:instance``) -- on hosts whose extra
+capabilities match ``resource_properties``, all on one host (``affinity:
+true``), each on a different one (``false``) or anywhere (``null``).
+
+**Booking.**  The slots are amounts of the hosts' ``VCPU``,
+``MEMORY_MB`` and ``DISK_GB`` in the capacity ledger
+(``climate.db.ledger``, decision 7 of the design), placed by
+``ledger.place`` in the lease's transaction: it locks what it takes and
+re-checks it, so instance slots and whole-host reservations of any
+number of managers never overbook a host.  The hosts a reservation may
+use are the reservable hosts matching its filter (the ``physical:host``
+plugin's :class:`MatchCache` and filter language).
+
+**In the cloud** the backend of ``[hosts] inventory`` acts
+(``backends``): at the start it makes what lets the project boot on the
+reserved capacity with the flavor whose id is the reservation's (Nova),
+or only records (static); at the end it takes everything back.
+
+**Parameters stored** (the reservation's view): Blazar's ``amount``,
+``vcpus``, ``memory_mb``, ``disk_gb``, ``affinity``,
+``resource_properties``, ``flavor_id`` (the reservation's own flavor id
+from the create on, as in Blazar), ``server_group_id`` and
+``aggregate_id`` (null until the start), and ``source_flavor`` (the
+flavor a reservation was given as: id, resources, traits; else null).
+"""
+
+import collections
+import datetime
+
+from oslo_config import cfg
+from oslo_log import log as logging
+from oslo_utils import strutils
+
+from climate import dates
+from climate.db import api as db_api
+from climate.db import hosts as db_hosts
+from climate.db import ledger
+from climate.db import models
+from climate import exceptions
+from climate.plugins import base
+from climate.plugins.physical_host import plugin as host_plugin
+from climate.plugins.virtual_instance import backends
+from climate.scheduling import capacity
+from climate import states
+
+LOG = logging.getLogger(__name__)
+CONF = cfg.CONF
+
+RESOURCE_TYPE = 'virtual:instance'
+#: The shape's fields: (field, ledger class, smallest value -- Nova's
+#: flavor bounds), in the order a unit is counted by.
+SHAPE_FIELDS = (('vcpus', 'VCPU', 1), ('memory_mb', 'MEMORY_MB', 1),
+                ('disk_gb', 'DISK_GB', 0))
+SHAPE_CLASSES = tuple(cls for _f, cls, _m in SHAPE_FIELDS)
+#: What a request may give (Blazar's fields, and flavor_id).
+REQUEST_FIELDS = ('amount', 'vcpus', 'memory_mb', 'disk_gb', 'affinity',
+                  'resource_properties', 'flavor_id')
+#: Set by Climate at the start; a client may send them back as it read
+#: them (null before the start).
+OUTPUT_FIELDS = ('server_group_id', 'aggregate_id')
+#: What the backend's start/resize answer is stored as.
+CLOUD_IDS = ('flavor_id',) + OUTPUT_FIELDS
+#: The largest amount or size (Blazar's database integer).
+DB_MAX_INT = 2 ** 31 - 1
+#: Blazar's spellings of "no affinity".
+NONE_VALUES = ('None', 'none', None)
+#: How far after the asked window a 409 (and, without latest_end, the
+#: availability search) looks for when all the slots would fit: the
+#: search tries each booking's end as a start, so it is bounded.
+SEARCH_HORIZON = datetime.timedelta(days=366)
+_WHAT = {
+    'amount': 'how many instances of the shape to reserve',
+    'vcpus': 'the VCPUs of one instance',
+    'memory_mb': 'the memory of one instance, in MB',
+    'disk_gb': 'the local disk of one instance, in GB',
+}
+
+
+def _short(value):
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + '...'
+
+
+def _fmt(when):
+    return when.strftime('%Y-%m-%d %H:%M:%S') if when else None
+
+
+def integer(value, name, low):
+    """``value`` as Blazar reads a whole number (``int(str(value))``,
+    from ``low`` to :data:`DB_MAX_INT`), else MalformedParameter with
+    Blazar's sentence (oslo's ``validate_integer``) and Climate's."""
+    try:
+        number = int(str(value))
+    except (ValueError, UnicodeEncodeError):
+        blazar = '%s must be an integer' % name
+    else:
+        if number < low:
+            blazar = '%s must be >= %d' % (name, low)
+        elif number > DB_MAX_INT:
+            blazar = '%s must be <= %d' % (name, DB_MAX_INT)
+        else:
+            return number
+    raise exceptions.MalformedParameter(
+        message='%s. %s is %s: a whole number from %d to %d, not %s.' % (
+            blazar, name, _WHAT.get(name, name), low, DB_MAX_INT,
+            _short(value)), param=name)
+
+
+def affinity_of(value):
+    """Blazar's ``affinity``: true, false or None, as booleans, Blazar's
+    boolean strings (``'True'``, ``'no'``, ``'1'``...) or ``'None'``."""
+    if value in NONE_VALUES:
+        return None
+    if strutils.is_valid_boolstr(value):
+        return strutils.bool_from_string(value)
+    raise exceptions.MalformedParameter(
+        message='Malformed parameter affinity (must be a bool value or '
+                'None). affinity is true (all instances on one host), false '
+                '(each on a different host) or null (anywhere), not %s.' %
+                _short(value), param='affinity')
+
+
+def filter_of(value):
+    """``resource_properties`` checked as the ``physical:host`` plugin
+    checks it (the same language, over the hosts' extra capabilities);
+    '' when empty."""
+    if value is None or value == '':
+        return ''
+    if not isinstance(value, str):
+        raise exceptions.MalformedRequirements(
+            rqrms=_short(value),
+            reason='resource_properties must be a JSON filter in a string, '
+                   'e.g. \'["=", "$gpu", "true"]\'')
+    try:
+        host_plugin.parse_filters({'resource_properties': value})
+    except exceptions.InvalidInput as exc:
+        raise exceptions.MalformedRequirements(
+            rqrms=value, reason=exc.kwargs.get('reason') or exc.message)
+    return value
+
+
+def shape_of(params):
+    """The ledger shape of one instance: ``{class: amount}`` of the
+    positive classes; a source flavor's Placement ``resources`` override
+    its VCPU/MEMORY_MB/DISK_GB."""
+    shape = {cls: params[field] for field, cls, _m in SHAPE_FIELDS}
+    source = params.get('source_flavor') or {}
+    for cls, amount in (source.get('resources') or {}).items():
+        if cls in shape:
+            shape[cls] = amount
+    return {cls: amount for cls, amount in shape.items() if amount > 0}
+
+
+def shape_text(shape):
+    """A shape in Blazar's field names: ``vcpus=1, memory_mb=512,
+    disk_gb=1``."""
+    return ', '.join('%s=%d' % (field, shape.get(cls, 0))
+                     for field, cls, _m in SHAPE_FIELDS)
+
+
+def horizon_end(start, duration):
+    """The end of the bounded search from ``start`` for windows of
+    ``duration``: :data:`SEARCH_HORIZON` or four durations, whichever is
+    longer, within the calendar."""
+    try:
+        return min(start + max(SEARCH_HORIZON, 4 * duration),
+                   dates.MAX_DATE)
+    except OverflowError:
+        return dates.MAX_DATE
+
+
+def most_slots(session, providers, shape, affinity):
+    """How many slots of ``shape`` ``providers`` could hold with nothing
+    booked (one statement): more are never possible."""
+    fits = {}
+    for provider, held in ledger.inventories_of(
+            session, providers, ledger.COMPUTE_HOST).items():
+        usable = {cls: capacity.usable(inv) for cls, inv in held.items()}
+        fits[provider] = capacity.units_fit(held, usable, shape)
+    return capacity.total_fit(fits, affinity)
+
+
+def _unit_class(shape):
+    """The class a unit is counted by, and its amount per unit."""
+    cls = next(c for c in SHAPE_CLASSES if shape.get(c))
+    return cls, shape[cls]
+
+
+class VirtualInstancePlugin(base.ResourcePlugin):
+    resource_type = RESOURCE_TYPE
+    description = ('Instance slots of a shape (vcpus, memory_mb, disk_gb or '
+                   'a flavor), handed over as a private flavor.')
+
+    def __init__(self, owner=None):
+        super().__init__(owner)
+        self._backend = None
+        self._matches = host_plugin.MatchCache()
+
+    @property
+    def backend(self):
+        """The instance backend of ``[hosts] inventory``, made on first
+        use so that loading the plugin never calls a cloud."""
+        if self._backend is None:
+            self._backend = backends.load(CONF)
+        return self._backend
+
+    @property
+    def acts_in_cloud(self):
+        return self.backend.acts_in_cloud
+
+    @property
+    def heal_interval(self):
+        """Seconds between two :meth:`heal` runs, as for hosts (0 with
+        the static inventory, which never reports a host down)."""
+        if CONF.hosts.inventory == 'static':
+            return 0
+        return CONF.hosts.healing_interval
+
+    # -- parameters ----------------------------------------------------------
+
+    def _source_flavor(self, flavor_id):
+        """The shape of an existing flavor (``backend.flavor``)."""
+        if not isinstance(flavor_id, str) or not 0 < len(flavor_id) <= 255 \
+                or not host_plugin.storable(flavor_id):
+            raise exceptions.MalformedParameter(
+                param='flavor_id',
+                reason='flavor_id is the id of an existing flavor (a string '
+                       'of at most 255 characters), not %s.' %
+                       _short(flavor_id))
+        flavor = self.backend.flavor(flavor_id)
+        resources = {str(k): int(v)
+                     for k, v in (flavor.get('resources') or {}).items()}
+        others = sorted(cls for cls, amount in resources.items()
+                        if amount > 0 and cls not in SHAPE_CLASSES)
+        if others:
+            raise exceptions.MalformedParameter(
+                param='flavor_id',
+                reason='Flavor %s asks for %s, which Climate does not book '
+                       '(it books %s); give vcpus, memory_mb and disk_gb '
+                       'instead.' % (flavor_id, ', '.join(others),
+                                     ', '.join(SHAPE_CLASSES)))
+        traits = flavor.get('traits') or {}
+        return {
+            'vcpus': flavor['vcpus'], 'memory_mb': flavor['memory_mb'],
+            'disk_gb': flavor['disk_gb'],
+            'source_flavor': {
+                'id': str(flavor.get('id') or flavor_id),
+                'resources': resources,
+                'traits': {'required': list(traits.get('required') or []),
+                           'forbidden': list(traits.get('forbidden') or [])},
+            }}
+
+    def validate(self, params):
+        """Check a request as Blazar does, with its sentences first.
+
+        ``amount`` and either the shape (``vcpus``, ``memory_mb``,
+        ``disk_gb``) or ``flavor_id``; ``affinity`` and
+        ``resource_properties`` are optional.  Each malformed field is a
+        400 naming it.
+
+        :returns: every stored parameter (see the module's docstring),
+            ``flavor_id`` None until :meth:`params_with_id`.
+        """
+        unknown = sorted(set(params) - set(REQUEST_FIELDS) -
+                         set(OUTPUT_FIELDS))
+        if unknown:
+            raise exceptions.InvalidInput(
+                reason='%s: not a virtual:instance parameter; accepted: %s'
+                % (', '.join(unknown), ', '.join(REQUEST_FIELDS)))
+        for key in OUTPUT_FIELDS:
+            if params.get(key) is not None:
+                raise exceptions.MalformedParameter(
+                    param=key, reason='%s is set by Climate when the lease '
+                                      'starts; leave it out.' % key)
+        flavor_id = params.get('flavor_id')
+        by_flavor = flavor_id not in (None, '')
+        shape_given = [f for f, _c, _m in SHAPE_FIELDS
+                       if params.get(f) not in (None, '')]
+        if by_flavor and shape_given:
+            raise exceptions.MalformedParameter(
+                param='flavor_id',
+                reason='Give either flavor_id or vcpus, memory_mb and '
+                       'disk_gb, not both (%s given with flavor_id).' %
+                       ', '.join(shape_given))
+        required = ['amount'] + ([] if by_flavor else
+                                 [f for f, _c, _m in SHAPE_FIELDS])
+        missing = [k for k in required if params.get(k) in (None, '')]
+        if missing:
+            raise exceptions.MissingParameter(
+                message='Missing parameter %s. A virtual:instance '
+                        'reservation needs amount and either vcpus, '
+                        'memory_mb and disk_gb or flavor_id.' %
+                        ','.join(missing), param=','.join(missing))
+        out = {'amount': integer(params['amount'], 'amount', 1)}
+        if by_flavor:
+            out.update(self._source_flavor(flavor_id))
+        else:
+            for field, _cls, low in SHAPE_FIELDS:
+                out[field] = integer(params[field], field, low)
+            out['source_flavor'] = None
+        if not shape_of(out):
+            raise exceptions.MalformedParameter(
+                param='flavor_id', reason='Flavor %s asks for nothing '
+                                          'Climate books.' % flavor_id)
+        out['affinity'] = affinity_of(params.get('affinity'))
+        out['resource_properties'] = filter_of(
+            params.get('resource_properties'))
+        out.update(flavor_id=None, server_group_id=None, aggregate_id=None)
+        return out
+
+    def params_with_id(self, params, reservation_id):
+        """``flavor_id`` is the reservation's id from the create on (as
+        Blazar names the reservation's flavor), so templates can use it
+        before the start."""
+        return dict(params, flavor_id=reservation_id)
+
+    def validate_change(self, current, changes):
+        """Check an update: what the client sends back unchanged
+        (``flavor_id``, ``server_group_id``, ``aggregate_id``) is ignored;
+        a new ``flavor_id`` replaces the shape, a new shape the source
+        flavor; the cloud ids stay."""
+        changes = dict(changes)
+        for key in CLOUD_IDS + ('source_flavor',):
+            if key in changes and changes[key] == current.get(key):
+                del changes[key]
+        for key in OUTPUT_FIELDS:
+            if key in changes:
+                raise exceptions.CantUpdateParameter(
+                    message='%s cannot be updated. Climate sets it when the '
+                            'lease starts.' % key, param=key)
+        merged = {k: v for k, v in current.items()
+                  if k in REQUEST_FIELDS and k != 'flavor_id'}
+        reshaped = 'flavor_id' in changes or any(
+            f in changes for f, _c, _m in SHAPE_FIELDS)
+        if 'flavor_id' in changes:
+            for field, _cls, _low in SHAPE_FIELDS:
+                merged.pop(field, None)
+        merged.update(changes)
+        out = self.validate(merged)
+        if not reshaped:
+            out['source_flavor'] = current.get('source_flavor')
+        for key in CLOUD_IDS:
+            out[key] = current.get(key)
+        return out
+
+    # -- allocation -----------------------------------------------------------
+
+    def matching(self, ctx, params):
+        """Ids (as ledger provider ids) of the reservable hosts matching
+        ``resource_properties`` (cached per inventory version)."""
+        return [str(i) for i in self._matches.get(
+            ctx, {'resource_properties': params.get('resource_properties')
+                  or ''})]
+
+    def _not_enough(self, session, shape, count, affinity, providers, start,
+                    end, exc, what=None):
+        """NotEnoughCapacity: how many fit, and from when all would."""
+        available = exc.kwargs.get('available', 0)
+        when = None
+        if not providers:
+            later = 'No reservable host matches resource_properties.'
+        elif most_slots(session, providers, shape, affinity) < count:
+            later = ('All %d never fit on the matching hosts, even with '
+                     'nothing else booked.' % count)
+        else:
+            until = horizon_end(start, end - start)
+            when = ledger.earliest_start(
+                session, shape, count, end - start, start, latest_end=until,
+                affinity=affinity, provider_ids=providers,
+                kind=ledger.COMPUTE_HOST)
+            if when is not None:
+                later = 'All %d would fit for as long from %s UTC.' % (
+                    count, _fmt(when))
+            else:
+                later = ('All %d do not fit for as long before %s UTC.' %
+                         (count, _fmt(until)))
+        placement = {True: ' on one host', False: ' on distinct hosts',
+                     None: ''}[affinity]
+        return exceptions.NotEnoughCapacity(
+            reason='%s%d instance(s) of %s fit%s from %s to %s UTC on the %d '
+                   'reservable host(s) matching resource_properties; %d '
+                   'asked. %s' % (
+                       (what + ': ') if what else '', available,
+                       shape_text(shape), placement, _fmt(start), _fmt(end),
+                       len(providers), count, later),
+            available=available, earliest_start=_fmt(when))
+
+    def _place(self, ctx, session, res_id, lease_id, params, start, end,
+               count=None, providers=None, what=None):
+        """Book ``count`` (default ``amount``) slots of the shape over
+        ``[start, end)`` on ``providers`` (default: the matching hosts);
+        NotEnoughCapacity when they do not fit."""
+        shape = shape_of(params)
+        count = params['amount'] if count is None else count
+        if providers is None:
+            providers = self.matching(ctx, params)
+        try:
+            return ledger.place(session, res_id, lease_id, shape, count,
+                                start, end, affinity=params['affinity'],
+                                providers=providers,
+                                kind=ledger.COMPUTE_HOST)
+        except exceptions.Conflict as exc:
+            raise self._not_enough(session, shape, count, params['affinity'],
+                                   providers, start, end, exc, what)
+
+    def reserve(self, ctx, lease, reservation):
+        """Book the slots over the lease's window (NotEnoughCapacity, 409,
+        when they do not fit); the reservation's resource id is its
+        own."""
+        start = host_plugin.parse_view_date(lease['start_date'])
+        end = host_plugin.parse_view_date(lease['end_date'])
+        with db_api.writer(ctx) as session:
+            placed = self._place(ctx, session, reservation['id'],
+                                 lease['id'], reservation, start, end)
+        LOG.debug('Reservation %s holds slots %s', reservation['id'], placed)
+        return reservation['id']
+
+    def update(self, ctx, old_lease, lease, reservation, new_params):
+        """Move, resize or reshape a reservation (its lease's transaction
+        rolls back on any refusal).
+
+        Pending: the slots move with the dates (same hosts when they stay
+        free), or are placed again for a new shape, amount, affinity or
+        filter.  Active (Blazar's rule): only the amount may change, and
+        only grow; the lease may be extended while the hosts' capacity
+        stays free, and new slots are added from now on.
+        """
+        params = dict(new_params)
+        res_id = reservation['id']
+        start = host_plugin.parse_view_date(lease['start_date'])
+        end = host_plugin.parse_view_date(lease['end_date'])
+        old_start = host_plugin.parse_view_date(old_lease['start_date'])
+        old_end = host_plugin.parse_view_date(old_lease['end_date'])
+        same_slots = (
+            shape_of(params) == shape_of(reservation) and
+            params['affinity'] == reservation.get('affinity') and
+            params['resource_properties'] ==
+            reservation.get('resource_properties', ''))
+        status = reservation['status']
+        if status == states.RES_ERROR:
+            raise exceptions.InvalidStateUpdate(
+                id=res_id, status=status,
+                reason="An error reservation doesn't accept an updating "
+                       "request. Reservation %s is in error; delete its "
+                       "lease and make a new one." % res_id)
+        with db_api.writer(ctx) as session:
+            if status == states.RES_ACTIVE:
+                return self._update_active(ctx, session, lease, reservation,
+                                           params, same_slots, old_end, end)
+            moved = (start, end) != (old_start, old_end)
+            same_slots = same_slots and \
+                params['amount'] == reservation['amount']
+            if same_slots:
+                if not moved:
+                    return params
+                try:
+                    # the same hosts when they stay free: refused before
+                    # it writes anything
+                    ledger.move(session, res_id, start, end)
+                    return params
+                except exceptions.Conflict:
+                    pass
+            ledger.release(session, res_id)
+            self._place(ctx, session, res_id, lease['id'], params, start,
+                        end, what='cannot %s reservation %s' % (
+                            'move' if same_slots else 'change', res_id))
+        return params
+
+    def _update_active(self, ctx, session, lease, reservation, params,
+                       same_slots, old_end, end):
+        res_id = reservation['id']
+        if not same_slots:
+            raise exceptions.InvalidStateUpdate(
+                id=res_id, status=reservation['status'],
+                reason='An active reservation only accepts to update '
+                       'amount. Reservation %s is active: its shape, '
+                       'affinity and resource_properties are in use by its '
+                       'flavor. Its amount may grow and its lease may be '
+                       'extended; reserve another shape in a new lease.' %
+                       res_id)
+        old_amount, amount = reservation['amount'], params['amount']
+        if amount < old_amount:
+            raise exceptions.CantUpdateParameter(
+                message="Instance reservation doesn't allow to "
+                        "reduce/replace reserved instance slots when the "
+                        "reservation is in active status. Reservation %s "
+                        "holds %d slot(s), which servers may use: amount may "
+                        "grow, not drop to %d; shorten the lease (end_date) "
+                        "to give them all back earlier." % (
+                            res_id, old_amount, amount), param='amount')
+        now = dates.utcnow()
+        if end != old_end:
+            requests, _lease = ledger.requests_of(session, res_id)
+            try:
+                # the past is settled: only what is to come is re-checked
+                ledger.rebook(session, res_id, lease['id'], requests, now,
+                              end)
+            except exceptions.Conflict as exc:
+                latest = exc.kwargs.get('at')
+                raise exceptions.NotEnoughCapacity(
+                    reason='reservation %s cannot run until %s UTC: the '
+                           'capacity of its hosts is booked by other leases '
+                           'from %s UTC; it can end at %s UTC at the latest.'
+                           % (res_id, _fmt(end), _fmt(latest), _fmt(latest)),
+                    available=0, earliest_start=None)
+        if amount > old_amount:
+            held = self._units(session, res_id, shape_of(params), now)
+            matching = self.matching(ctx, params)
+            if params['affinity'] is True:
+                providers = sorted(held)
+            elif params['affinity'] is False:
+                providers = [p for p in matching if p not in held]
+            else:
+                providers = matching
+            self._place(ctx, session, res_id, lease['id'], params, now, end,
+                        count=amount - old_amount, providers=providers,
+                        what='cannot grow reservation %s' % res_id)
+            params.update(self._cloud_ids(self.backend.resize(
+                self._backend_view(dict(reservation, **params)),
+                lease['project_id'],
+                self._hosts(ctx, session, res_id, params, now),
+                self._user_session_of(lease))))
+        return params
+
+    def delete(self, ctx, lease, reservation):
+        """Release the reservation's slots."""
+        with db_api.writer(ctx) as session:
+            ledger.release(session, reservation['id'])
+
+    # -- events ---------------------------------------------------------------
+
+    @staticmethod
+    def _units(session, res_id, shape, at):
+        """``{provider: slots}`` the reservation holds at ``at`` (its
+        bookings of the shape's unit class; the last instant of its
+        window when ``at`` is past it, the first when before)."""
+        rows = ledger.bookings_of(session, res_id)
+        if not rows:
+            return {}
+        first = min(r[3] for r in rows)
+        last = max(r[4] for r in rows)
+        at = max(at, first)
+        if at >= last:
+            at = last - datetime.timedelta(seconds=1)
+        cls, per = _unit_class(shape)
+        units = collections.Counter()
+        for provider, rclass, amount, start, end in rows:
+            if rclass == cls and start <= at < end:
+                units[provider] += amount // per
+        return {p: n for p, n in units.items() if n}
+
+    def _hosts(self, ctx, session, res_id, params, at):
+        """``[(host facts, slots)]`` of the reservation at ``at``, by host
+        id."""
+        units = self._units(session, res_id, shape_of(params), at)
+        rows = db_hosts.hosts_by_ids(ctx, sorted(int(p) for p in units))
+        return [(host_plugin.host_facts(row), units[str(row.id)])
+                for row in sorted(rows, key=lambda r: r.id)]
+
+    @staticmethod
+    def _backend_view(reservation):
+        """The reservation as the backend sees it: ``flavor_id`` is the
+        source flavor (None when given as a shape)."""
+        view = dict(reservation)
+        view['flavor_id'] = (reservation.get('source_flavor') or {}).get('id')
+        return view
+
+    def _user_session_of(self, lease):
+        return lambda: self.user_session(lease)
+
+    @staticmethod
+    def _cloud_ids(answer):
+        """The ids a backend answered, to store (the reservation's flavor
+        id is never lost to a None)."""
+        ids = {k: (answer or {}).get(k) for k in CLOUD_IDS}
+        if ids['flavor_id'] is None:
+            del ids['flavor_id']
+        return ids
+
+    @staticmethod
+    def _store_ids(ctx, res_id, ids):
+        """Store the cloud ids on the reservation, in the caller's
+        transaction (the lease's body is rendered again at commit)."""
+        with db_api.writer(ctx) as session:
+            row = session.get(models.Reservation, res_id)
+            params = dict(row.params or {})
+            if any(params.get(k) != v for k, v in ids.items()):
+                row.params = dict(params, **ids)
+                session.flush()
+
+    def on_start(self, ctx, lease, reservation, event):
+        """Hand the slots over (backend ``start``) and store what it
+        made."""
+        now = dates.utcnow()
+        with db_api.writer(ctx) as session:
+            hosts = self._hosts(ctx, session, reservation['id'], reservation,
+                                now)
+            ids = self._cloud_ids(self.backend.start(
+                self._backend_view(reservation), lease['project_id'], hosts,
+                self._user_session_of(lease)))
+            self._store_ids(ctx, reservation['id'], ids)
+
+    def on_end(self, ctx, lease, reservation, event=None):
+        """Take everything back (backend ``end``) and free the slots."""
+        with db_api.writer(ctx) as session:
+            hosts = self._hosts(ctx, session, reservation['id'], reservation,
+                                dates.utcnow())
+            self.backend.end(self._backend_view(reservation), hosts)
+            ledger.release(session, reservation['id'])
+
+    # -- healing --------------------------------------------------------------
+
+    def heal(self, ctx):
+        """Re-place the slots that hosts gone down (unreservable: the
+        host inventory's healing marks them) carry from now on, on free
+        matching capacity; flag the reservations that cannot be healed
+        (``missing_resources``, their lease ``degraded``), and clear the
+        flag of those left on no down host.  Returns the ids of the
+        reservations it changed."""
+        now = dates.utcnow()
+        down = {str(h.id) for h in db_hosts.unreservable_hosts(ctx)}
+        changed = set()
+        if down:
+            with db_api.reader(ctx) as session:
+                held = ledger.holders(session, down, now)
+            lost = collections.defaultdict(set)
+            for res_id, lease_id, provider in held:
+                lost[res_id, lease_id].add(provider)
+            for (res_id, lease_id), providers in sorted(lost.items()):
+                try:
+                    if self._heal_reservation(ctx, res_id, lease_id,
+                                              providers, down, now):
+                        changed.add(res_id)
+                except Exception:
+                    LOG.exception('Could not heal reservation %s (hosts %s)',
+                                  res_id, ', '.join(sorted(providers)))
+        changed |= self._clear_flags(ctx, down, now)
+        return sorted(changed)
+
+    @db_api.retry_on_deadlock
+    def _heal_reservation(self, ctx, res_id, lease_id, lost, down, now):
+        with db_api.writer(ctx) as session:
+            # the lease lock orders healing with this lease's events
+            lease = db_api.lease_get(ctx, lease_id, for_update=True)
+            if lease.status not in (states.PENDING, states.ACTIVE):
+                return False
+            res = next((r for r in lease.reservations if r.id == res_id),
+                       None)
+            if res is None or res.resource_type != RESOURCE_TYPE or \
+                    res.status not in (states.RES_PENDING, states.RES_ACTIVE):
+                return False
+            params = dict(res.params)
+            shape = shape_of(params)
+            cls, per = _unit_class(shape)
+            rows = [r for r in ledger.bookings_of(session, res_id)
+                    if r[4] > now]
+            gone = [r for r in rows if r[0] in lost and r[1] == cls]
+            count = sum(r[2] for r in gone) // per
+            if not count:
+                return False
+            kept = {r[0] for r in rows if r[0] not in lost}
+            matching = [p for p in self.matching(ctx, params)
+                        if p not in down]
+            if params['affinity'] is False:
+                matching = [p for p in matching if p not in kept]
+            since = max(now, min(r[3] for r in gone))
+            until = max(r[4] for r in gone)
+            try:
+                ledger.place(session, res_id, lease_id, shape, count, since,
+                             until, affinity=params['affinity'],
+                             providers=matching, kind=ledger.COMPUTE_HOST)
+            except exceptions.Conflict:
+                if res.missing_resources:
+                    return False
+                res.missing_resources = True
+                lease.degraded = True
+                LOG.warning('Reservation %s lost hosts %s and its %d slot(s) '
+                            'fit nowhere else: missing resources', res_id,
+                            ', '.join(sorted(lost)), count)
+                return True
+            ledger.release(session, res_id, provider_ids=sorted(lost))
+            res.resources_changed = True
+            if res.status == states.RES_ACTIVE:
+                view = dict(params, id=res_id)
+                answer = self.backend.resize(
+                    self._backend_view(view), lease.project_id,
+                    self._hosts(ctx, session, res_id, params, now),
+                    self._user_session_of({'id': lease.id,
+                                           'trust_id': lease.trust_id}))
+                res.params = dict(params, **self._cloud_ids(answer))
+            LOG.info('Reservation %s: %d slot(s) on hosts %s placed again',
+                     res_id, count, ', '.join(sorted(lost)))
+            db_api.flush(ctx)
+            return True
+
+    def _clear_flags(self, ctx, down, now):
+        """Clear missing_resources where no booking is on a down host."""
+        cleared = set()
+        for res_id, lease_id in db_api.reservations_flagged(ctx,
+                                                            RESOURCE_TYPE):
+            with db_api.reader(ctx) as session:
+                hosts = {r[0] for r in ledger.bookings_of(session, res_id)
+                         if r[4] > now}
+            if hosts & down:
+                continue
+            with db_api.writer(ctx):
+                locked = db_api.lease_get(ctx, lease_id, for_update=True)
+                for r in locked.reservations:
+                    if r.id == res_id:
+                        r.missing_resources = False
+                locked.degraded = any(r.missing_resources
+                                      for r in locked.reservations)
+            cleared.add(res_id)
+        return cleared

@@ -744,6 +744,14 @@ def all_hosts(ctx):
             Host.id)).scalars().all()
 
 
+def any_reservable(ctx):
+    """True when the inventory has a reservable host (one index probe)."""
+    with db_api.reader(ctx) as session:
+        return session.execute(sa.select(Host.id).where(
+            Host.reservable.is_(True), Host.disabled.is_(False)).limit(
+            1)).first() is not None
+
+
 def unreservable_hosts(ctx):
     with db_api.reader(ctx) as session:
         return session.execute(sa.select(Host).where(

@@ -48,6 +48,10 @@ class HostsEndpoint:
         return self.inventory.list(ctx)
 
     @_user_errors
+    def host_pool_summary(self, ctx):
+        return self.inventory.pool_summary(ctx)
+
+    @_user_errors
     def host_get(self, ctx, host_id):
         return self.inventory.get(ctx, host_id)
 

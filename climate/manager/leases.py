@@ -122,6 +122,7 @@ class LeaseService:
             raise
         LOG.info('Lease %s (%s) created for project %s', result['id'],
                  result['name'], result['project_id'])
+        result = self._prepare(ctx, result)
         self.notifier.send(ctx, lease_notifications.CREATE, result)
         self._wake_if_due_soon(due_times)
         return result
@@ -243,12 +244,31 @@ class LeaseService:
                                            params)
             db_api.flush(ctx)
             result = views.lease(lease)
+        if changes:
+            result = self._prepare(ctx, result, set(changes))
         if result != old_view:
             # an empty body (or the same values again) changes nothing:
             # no notification, as in Blazar
             self.notifier.send(ctx, lease_notifications.UPDATE, result)
             self.wake()
         return result
+
+    def _prepare(self, ctx, lease, reservation_ids=None):
+        """Let the plugins make what their pending reservations show
+        users before the start (``ResourcePlugin.prepare``), after the
+        commit; returns the lease as it is then."""
+        called = False
+        for res in lease['reservations']:
+            if reservation_ids is not None and res['id'] not in \
+                    reservation_ids:
+                continue
+            plugin = self.plugins.get(res['resource_type'])
+            if plugin.acts_in_cloud:
+                plugin.prepare(ctx, lease, res)
+                called = True
+        if not called:
+            return lease
+        return views.lease(db_api.lease_get(ctx, lease['id']))
 
     @staticmethod
     def _reschedule(lease, new, now):

@@ -353,6 +353,9 @@ class ManagerAPI:
     def host_list(self, ctx):
         return self._call(ctx, 'host_list')
 
+    def host_pool_summary(self, ctx):
+        return self._call(ctx, 'host_pool_summary')
+
     def host_get(self, ctx, host_id):
         return self._call(ctx, 'host_get', host_id=host_id)
 

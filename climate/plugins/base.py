@@ -106,6 +106,15 @@ class ResourcePlugin(abc.ABC):
         unchanged."""
         return params
 
+    def prepare(self, ctx, lease, reservation):
+        """Make in the cloud what the reservation shows its users before
+        it starts (called after the transaction that created it, or that
+        changed a pending one, has committed).  Default: nothing.
+
+        A failure here never undoes the lease: the start makes whatever
+        is missing.
+        """
+
     @abc.abstractmethod
     def reserve(self, ctx, lease, reservation):
         """Allocate what ``reservation`` asks for over the lease window.

@@ -15,6 +15,14 @@ def _rule(name, description, path, method, check=base.ADMIN):
 
 rules = [
     _rule('get_all', 'List the reservable hosts.', HOSTS, 'GET'),
+    _rule('get_all_summary',
+          'List the hosts without seeing the inventory: a caller refused '
+          'climate:oshosts:get_all gets one entry standing for the pool of '
+          'reservable hosts (none if it is empty), so that Heat\'s '
+          'OS::Blazar::Lease, which checks that the host list is not empty '
+          'with the user\'s token, works for project users.  Set it to '
+          '"rule:admin_api" for Blazar\'s 403.', HOSTS, 'GET',
+          base.PROJECT_READER),
     _rule('get', 'Show a host.', HOSTS + '/{host_id}', 'GET'),
     _rule('post', 'Add a host to the inventory.', HOSTS, 'POST'),
     _rule('put', "Change a host's extra capabilities.",

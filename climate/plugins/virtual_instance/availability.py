@@ -17,6 +17,7 @@ from climate import dates
 from climate.db import api as db_api
 from climate.db import ledger
 from climate import exceptions
+from climate.plugins.physical_host import plugin as host_plugin
 from climate.plugins.virtual_instance import plugin as instance_plugin
 from climate.scheduling import capacity
 
@@ -115,6 +116,24 @@ def slots_free(session, providers, shape, start, end, affinity):
     return capacity.total_fit(fits, affinity)
 
 
+def _earliest(session, shape, amount, duration, cursor, until, affinity,
+              providers):
+    """``ledger.earliest_start`` from ``cursor`` to ``until``, reading a
+    growing horizon rather than every booking up to ``until``: bookings
+    starting after the horizon cannot change a window that closes
+    before it, so a start found within it is the earliest; the horizon
+    grows fourfold until one is found or ``until`` is reached."""
+    horizon = max(host_plugin.SEARCH_HORIZON, 4 * duration)
+    while True:
+        bound = until if until - cursor <= horizon else cursor + horizon
+        when = ledger.earliest_start(session, shape, amount, duration,
+                                     cursor, bound, affinity, providers,
+                                     ledger.COMPUTE_HOST)
+        if when is not None or bound >= until:
+            return when
+        horizon *= 4
+
+
 def search(plugin, ctx, query):
     """The availability answer (see the module's docstring)."""
     if not isinstance(query, dict):
@@ -160,9 +179,8 @@ def search(plugin, ctx, query):
         while possible and len(windows) < limit:
             if cursor > until - duration:
                 break
-            when = ledger.earliest_start(
-                session, shape, amount, duration, cursor, until, affinity,
-                providers, ledger.COMPUTE_HOST)
+            when = _earliest(session, shape, amount, duration, cursor,
+                             until, affinity, providers)
             if when is None:
                 break
             try:

@@ -527,9 +527,38 @@ class VirtualInstancePlugin(base.ResourcePlugin):
         return params
 
     def delete(self, ctx, lease, reservation):
-        """Release the reservation's slots."""
+        """Release the reservation's slots; what :meth:`prepare` made for
+        a reservation that never started goes too."""
+        if reservation['status'] == states.RES_PENDING and \
+                self.backend.acts_in_cloud:
+            self.backend.end(self._backend_view(reservation), [])
         with db_api.writer(ctx) as session:
             ledger.release(session, reservation['id'])
+
+    @db_api.retry_on_deadlock
+    def prepare(self, ctx, lease, reservation):
+        """Make the reservation's flavor (and server group) before the
+        start, as Blazar does at create: a Heat stack boots its servers
+        with the reservation's flavor right after ``OS::Blazar::Lease``
+        is created.  Run after the create (or a pending change) has
+        committed; a failure is logged, the start makes what is
+        missing."""
+        if not self.backend.acts_in_cloud or \
+                reservation['status'] != states.RES_PENDING:
+            return
+        try:
+            ids = self._cloud_ids(self.backend.prepare(
+                self._backend_view(reservation), lease['project_id'],
+                self._user_session_of(lease)))
+        except Exception:
+            LOG.exception('Reservation %s: could not prepare its flavor '
+                          'before the start; the start will', reservation['id'])
+            return
+        with db_api.writer(ctx):
+            # the lease lock orders this with its events and updates
+            locked = db_api.lease_get(ctx, lease['id'], for_update=True)
+            if any(r.id == reservation['id'] for r in locked.reservations):
+                self._store_ids(ctx, reservation['id'], ids)
 
     # -- events ---------------------------------------------------------------
 

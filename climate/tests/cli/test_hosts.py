@@ -102,8 +102,11 @@ def test_host_errors(cli):
     done = cli('host-show', 'no-such-host')
     assert (done.code, done.err) == (
         1, "No host with a name or id of 'no-such-host' exists.\n")
-    # hosts are for admins
+    # hosts are for admins: a member sees the pool as one entry
     done = cli('host-list', project='not-an-admin')
+    assert done.code == 0, done
+    assert 'reservable-hosts' in done.out and name not in done.out, done
+    done = cli('host-list', project='not-an-admin', roles='observer')
     assert done.code == 1
     assert re.fullmatch(r"Policy doesn't allow climate:oshosts:get_all to "
                         r"be performed\. \(HTTP 403\) " + REQUEST_ID + r'\n',

@@ -522,15 +522,15 @@ def heat_template(start, end, amount=1):
             'server': {
                 'type': 'OS::Nova::Server',
                 'properties': {
-                    'image': 'fake-image', 'networks': [],
+                    'image': 'fake-image',
+                    'networks': [{'allocate_network': 'none'}],
                     'flavor': {'get_attr': ['lease', 'reservations', 0,
                                             'flavor_id']}}},
         },
         'outputs': {
             'reservation': {'value': {'get_attr': ['lease', 'reservations',
                                                    0]}},
-            'host': {'value': {'get_attr': ['server', 'show',
-                                            'OS-EXT-SRV-ATTR:host']}},
+            'server': {'value': {'get_resource': 'server'}},
         },
     }
 
@@ -594,35 +594,31 @@ def _minute(offset_seconds=0):
 
 
 
-def test_heat_lease_validation_needs_the_host_list(cloud, api, tokens):
+def test_members_see_the_pool_not_the_hosts(cloud, api, tokens):
     """Heat's OS::Blazar::Lease validates every lease, of any resource
     type, by listing hosts (``BlazarClientPlugin.has_host``: GET
-    /v1/os-hosts) with the user's token.  The host inventory is the
-    operator's (``climate:oshosts:get_all`` is admin only), so a project
-    member's stack is refused before anything is made."""
-    register_hosts(api, tokens['admin'], cloud.info['compute_hosts'][:1])
-    resp = Heat(cloud, 'demo').create(
-        'demo-lease', heat_template(_minute(), _minute(600)))
-    assert resp.status_code == 400, resp.text
-    error = resp.json()['error']
-    assert error['type'] == 'StackValidationFailed'
-    assert "Policy doesn't allow climate:oshosts:get_all to be performed." \
-        in error['message']
-    # what Climate answers that token on that route
-    direct = api.call('GET', '/v1/os-hosts', tokens['demo'])
-    assert direct.status_code == 403
-    assert direct.json()['error_message'] == (
-        "Policy doesn't allow climate:oshosts:get_all to be performed.")
+    /v1/os-hosts) with the user's token.  A project member gets one
+    entry standing for the pool of reservable hosts, never a host."""
+    names = cloud.info['compute_hosts'][:1]
+    resp = api.call('GET', '/v1/os-hosts', tokens['demo'])
+    assert resp.status_code == 200, resp.text
+    assert resp.json()['hosts'] == []
+    register_hosts(api, tokens['admin'], names)
+    resp = api.call('GET', '/v1/os-hosts', tokens['demo'])
+    assert resp.status_code == 200, resp.text
+    hosts = resp.json()['hosts']
+    assert [h['id'] for h in hosts] == ['reservable-hosts']
+    assert names[0] not in resp.text
 
 
 def test_heat_lease_and_server(request, cloud, api, tokens, compute,
                                placement):
     """OS::Blazar::Lease (virtual:instance, starting now) and an
-    OS::Nova::Server with its flavor_id, in one stack (as the admin: see
-    the test above); the lease's end leaves nothing behind."""
+    OS::Nova::Server with its flavor_id, in one stack of a project user
+    (demo); the lease's end leaves nothing behind."""
     t0 = time.monotonic()
     register_hosts(api, tokens['admin'], cloud.info['compute_hosts'][:3])
-    heat = Heat(cloud, 'admin')
+    heat = Heat(cloud, 'demo')
     resp = heat.create('instances', heat_template(_minute(), _minute(600)))
     assert resp.status_code == 201, resp.text
     request.addfinalizer(lambda: heat.delete('instances'))
@@ -630,17 +626,13 @@ def test_heat_lease_and_server(request, cloud, api, tokens, compute,
     outputs = {o['output_key']: o['output_value']
                for o in stack.get('outputs') or []}
     rsv = outputs['reservation']
-    if stack['stack_status'] == 'CREATE_FAILED' and \
-            'No Flavor matching' in stack['stack_status_reason']:
-        pytest.xfail('the flavor is made at the lease start, not when the '
-                     'reservation is created (NovaInstanceBackend.prepare '
-                     'is not called by the plugin): %s' %
-                     stack['stack_status_reason'])
     assert stack['stack_status'] == 'CREATE_COMPLETE', \
         stack['stack_status_reason']
     rid = rsv['id']
     assert rsv['flavor_id'] == rid
-    assert outputs['host'] in cloud.info['compute_hosts'][:3]
+    # the host is the admin's to see
+    server = compute.admin.servers.get(outputs['server'])
+    assert compute.host_of(server) in cloud.info['compute_hosts'][:3]
     created = time.monotonic()
     lease_id = rsv['lease_id']
     resp = api.call('PUT', f'/v1/leases/{lease_id}', tokens['admin'],

@@ -80,6 +80,13 @@ class InstanceBackend(abc.ABC):
         bring the cloud to ``hosts`` (same arguments and answer as
         :meth:`start`)."""
 
+    def prepare(self, reservation, project_id, user_session):
+        """What users may use before the start (the reservation's flavor,
+        its server group...), made when the reservation is created or
+        its pending shape changes; same answer as :meth:`start`.
+        Idempotent.  Default: :meth:`start` with no host."""
+        return self.start(reservation, project_id, [], user_session)
+
     @abc.abstractmethod
     def end(self, reservation, hosts):
         """Take everything back, with the service's credentials only:

@@ -42,6 +42,10 @@ class RecordingBackend(static.StaticInstanceBackend):
                 'server_group_id': 'group-' + reservation['id'][:8],
                 'aggregate_id': 7}
 
+    def prepare(self, reservation, project_id, user_session):
+        self.calls.append(('prepare', reservation['id'], project_id))
+        return self._answer(reservation)
+
     def start(self, reservation, project_id, hosts, user_session):
         self.calls.append(('start', reservation['id'], project_id,
                            [(h['hypervisor_hostname'], n) for h, n in hosts],
@@ -267,7 +271,10 @@ def test_the_answer_shows_blazars_fields_and_the_flavor_id(env):
     assert (res['amount'], res['vcpus'], res['memory_mb'],
             res['disk_gb']) == (2, 1, 512, 1)
     assert res['affinity'] is None and res['resource_properties'] == ''
-    assert res['server_group_id'] is None and res['aggregate_id'] is None
+    # made before the start (prepare), as Blazar makes them at create
+    assert env.backend.calls == [('prepare', res['id'], 'project-a')]
+    assert res['server_group_id'] == 'group-' + res['id'][:8]
+    assert res['aggregate_id'] == 7
     # the listing's stored body says the same
     listed = env.request('GET', '/v1/leases').json['leases'][0]
     assert listed['reservations'][0] == res
@@ -384,6 +391,8 @@ def test_pending_updates_move_grow_reshape_or_refuse(env):
     res = resp.json['lease']['reservations'][0]
     assert (res['amount'], res['vcpus'], res['flavor_id']) == (3, 2, res_id)
     assert sum(units_of(res_id).values()) == 6
+    # the flavor is made again for the new shape; a move alone does not
+    assert [c[0] for c in env.backend.calls] == ['prepare', 'prepare']
     before = unchanged(env)
     resp = env.request('PUT', '/v1/leases/' + made['id'], body={
         'reservations': [{'id': res_id, 'amount': 5}]})
@@ -408,8 +417,9 @@ def test_active_reservation_grows_extends_and_refuses_the_rest(env):
                  end='2090-01-01 00:00')
     res_id = made['reservations'][0]['id']
     active = wait_status(env, made['id'], 'ACTIVE')
-    assert env.backend.calls[0] == ('start', res_id, 'project-a',
-                                    [('h00', 1)], None)
+    assert env.backend.calls[:2] == [
+        ('prepare', res_id, 'project-a'),
+        ('start', res_id, 'project-a', [('h00', 1)], None)]
     res = active['reservations'][0]
     assert res['server_group_id'] == 'group-' + res_id[:8]
     assert res['aggregate_id'] == 7 and res['flavor_id'] == res_id
@@ -460,9 +470,9 @@ def test_start_and_end_hand_over_and_free_the_slots(env):
     res_id = made['reservations'][0]['id']
     wait_status(env, made['id'], 'TERMINATED')
     kinds = [c[0] for c in env.backend.calls]
-    assert kinds == ['start', 'end'], env.backend.calls
-    assert sum(n for _h, n in env.backend.calls[0][3]) == 3
-    assert env.backend.calls[1][2] == env.backend.calls[0][3]
+    assert kinds == ['prepare', 'start', 'end'], env.backend.calls
+    assert sum(n for _h, n in env.backend.calls[1][3]) == 3
+    assert env.backend.calls[2][2] == env.backend.calls[1][3]
     assert units_of(res_id) == {}
 
 
@@ -473,6 +483,10 @@ def test_delete_releases_the_slots(env):
     resp = env.request('DELETE', '/v1/leases/' + made['id'])
     assert resp.status_int == 204
     assert bookings() == []
+    # what prepare made for the lease that never started goes too
+    res_id = made['reservations'][0]['id']
+    assert [c[:2] for c in env.backend.calls] == [('prepare', res_id),
+                                                  ('end', res_id)]
 
 
 # -- healing ------------------------------------------------------------------
@@ -538,6 +552,32 @@ def test_availability_needs_1_3_and_answers_windows(env):
     assert resp.json['availability']['requested'] == {
         'start': '2090-01-01T00:00:00.000000',
         'end': '2090-01-01T01:00:00.000000', 'slots_free': 2, 'fits': False}
+
+
+def test_availability_looks_past_its_first_horizon(env, monkeypatch):
+    """The search reads a growing horizon (7 days, then fourfold): a
+    window after a long busy stretch is still found, and the same as a
+    search reading everything at once would find."""
+    add_hosts(env, 1)
+    lease(env, 'long', slots(amount=4), end='2090-02-20 00:00')
+    query = {'amount': 4, 'vcpus': 1, 'memory_mb': 512, 'disk_gb': 1,
+             'duration': '2h', 'earliest_start': START, 'limit': 1,
+             'latest_end': '2091-01-01 00:00'}
+    reads = []
+    real = ledger.earliest_start
+
+    def counted(session, *args):
+        reads.append(args[4])  # latest_end of each read
+        return real(session, *args)
+
+    monkeypatch.setattr(ledger, 'earliest_start', counted)
+    resp = env.request('POST', '/v1/instances/availability', body=query,
+                       version='1.3')
+    assert resp.status_int == 200, resp.text
+    windows = resp.json['availability']['windows']
+    assert [w['start'] for w in windows] == ['2090-02-20T00:00:00.000000']
+    # 7 days, 28 days, 112 days: three bounded reads, not one of a year
+    assert len(reads) == 3, reads
 
 
 @pytest.mark.parametrize('query,field', [

@@ -15,7 +15,6 @@ import pecan
 from pecan import rest
 
 from climate.api import microversion
-from climate.api import middleware
 from climate.api.v1 import types
 from climate import exceptions
 from climate import policy
@@ -24,17 +23,7 @@ AVAILABILITY_VERSION = microversion.Version.parse('1.2')
 _TRUE = ('1', 'true', 'yes', 'on')
 
 
-def _body():
-    environ = pecan.request.environ
-    if middleware.JSON_BODY not in environ:
-        # PATCH: JsonBody decodes POST and PUT only (a body-less PATCH
-        # elsewhere must stay a 405)
-        environ[middleware.JSON_BODY] = middleware.decode_json_body(
-            pecan.request, types.MAX_BODY)
-    data = environ[middleware.JSON_BODY]
-    if not isinstance(data, dict):
-        raise exceptions.InvalidInput(reason='the body must be a JSON object')
-    return data
+_body = types.request_object
 
 
 def _query(allowed):

@@ -9,7 +9,6 @@ import pecan
 from pecan import rest
 
 from climate.api import microversion
-from climate.api import middleware
 from climate.api.v1 import types
 from climate import exceptions
 from climate import policy
@@ -17,15 +16,7 @@ from climate import policy
 AVAILABILITY_VERSION = microversion.Version.parse('1.3')
 
 
-def _body():
-    environ = pecan.request.environ
-    if middleware.JSON_BODY not in environ:
-        environ[middleware.JSON_BODY] = middleware.decode_json_body(
-            pecan.request, types.MAX_BODY)
-    data = environ[middleware.JSON_BODY]
-    if not isinstance(data, dict):
-        raise exceptions.InvalidInput(reason='the body must be a JSON object')
-    return data
+_body = types.request_object
 
 
 class InstancesController(rest.RestController):

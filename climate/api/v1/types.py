@@ -5,6 +5,7 @@ meaning of the values (dates, windows, plugin parameters) is checked by
 the manager, in one place for every caller.
 """
 
+import pecan
 import wsme
 from wsme.rest import json as wsme_json
 from wsme import types as wtypes
@@ -122,3 +123,18 @@ def parse(request, datatype):
     except (ValueError, TypeError) as exc:
         raise exceptions.InvalidInput(reason=str(exc))
     return _to_dict(obj, datatype)
+
+
+def request_object():
+    """The request's JSON body, which must be an object (decoded once per
+    request; a PATCH body is decoded here, since ``JsonBody`` decodes
+    POST and PUT only and a body-less PATCH elsewhere must stay a 405).
+    """
+    environ = pecan.request.environ
+    if middleware.JSON_BODY not in environ:
+        environ[middleware.JSON_BODY] = middleware.decode_json_body(
+            pecan.request, MAX_BODY)
+    data = environ[middleware.JSON_BODY]
+    if not isinstance(data, dict):
+        raise exceptions.InvalidInput(reason='the body must be a JSON object')
+    return data

@@ -224,7 +224,8 @@ def test_stack_writes_a_valid_climate_conf(devstack):
     assert conf.auth_strategy == 'keystone'
     assert conf.port == 1234
     assert conf.database.connection == 'sqlite:///%s' % devstack.db_file
-    assert conf.manager.plugins == ['noop', 'physical.host.plugin']
+    assert conf.manager.plugins == ['noop', 'physical.host.plugin',
+                                    'virtual.instance.plugin']
     assert conf.hosts.inventory == 'nova'
     assert conf.keystone_authtoken.service_token_roles_required is True
     assert conf.service_auth.username == conf.keystone_authtoken.username == 'climate'

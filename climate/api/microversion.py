@@ -11,17 +11,21 @@ History (also in doc/source/api-microversions.rst):
   matching hosts over a range).
 * 1.3 - ``POST /v1/instances/availability`` (earliest windows where N
   instance slots of a shape fit).
+* 1.4 - pre-created ``virtual:instance`` reservations: ``server_id`` or
+  ``server`` (a boot request), ``on_end``.
 """
 
 import re
 
 import microversion_parse
 
+from climate import exceptions
+
 SERVICE_TYPE = 'reservation'
 HEADER = 'OpenStack-API-Version'
 ENVIRON_KEY = 'climate.microversion'
 
-VERSIONS = ('1.0', '1.1', '1.2', '1.3')
+VERSIONS = ('1.0', '1.1', '1.2', '1.3', '1.4')
 MIN = VERSIONS[0]
 MAX = VERSIONS[-1]
 
@@ -70,3 +74,21 @@ def from_headers(headers):
 def of(request):
     """The version already negotiated for a (webob/pecan) request."""
     return request.environ.get(ENVIRON_KEY, MIN_VERSION)
+
+
+def require(request, version):
+    """Refuse (404) a route that a request's microversion does not serve.
+
+    ``version`` is the first microversion with the route, as text
+    (``'1.2'``) or a :class:`Version`; ``request`` is the (webob/pecan)
+    request.  The sentence names the path and the header to send.
+
+    :raises climate.exceptions.NotFound: the request asks for less.
+    """
+    if not isinstance(version, Version):
+        version = Version.parse(version)
+    if of(request) < version:
+        raise exceptions.NotFound(
+            message='%s needs microversion %s or later (send '
+                    '"OpenStack-API-Version: %s %s").' % (
+                        request.path, version, SERVICE_TYPE, version))

@@ -6,16 +6,16 @@ from climate.clients import get_conf
 from climate.clients import keystone
 
 
-def client(sess, conf=None):
+def client(sess, conf=None, version=None):
     """A novaclient ``Client`` on the keystoneauth session ``sess``.
 
-    Microversion ``[nova] api_version``, endpoint chosen by ``[nova] region_name``,
+    Microversion ``version`` (default ``[nova] api_version``), endpoint chosen by ``[nova] region_name``,
     ``interface`` and ``endpoint_override``; ``connect_retries`` for calls whose
     connection broke.
     """
     conf = get_conf(conf)
     opts = conf.nova
-    return nova_client.Client(opts.api_version, session=sess,
+    return nova_client.Client(version or opts.api_version, session=sess,
                               region_name=opts.region_name,
                               endpoint_type=opts.interface,
                               endpoint_override=opts.endpoint_override,

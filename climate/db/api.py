@@ -363,6 +363,28 @@ def reservations_flagged(ctx, resource_type):
                 models.Reservation.id))]
 
 
+def pending_reservations(ctx, resource_type):
+    """``(lease, reservation)`` of the pending reservations of
+    ``resource_type`` in pending leases: ``lease`` is ``dict(id,
+    project_id, trust_id)``, ``reservation`` its parameters with ``id``
+    and ``status`` (one statement)."""
+    with reader(ctx) as session:
+        rows = session.execute(
+            sa.select(models.Reservation.id, models.Reservation.status,
+                      models.Reservation.params, models.Lease.id,
+                      models.Lease.project_id, models.Lease.trust_id)
+            .join(models.Lease,
+                  models.Lease.id == models.Reservation.lease_id)
+            .where(models.Reservation.resource_type == resource_type,
+                   models.Reservation.status == states.RES_PENDING,
+                   models.Lease.status == states.PENDING)
+            .order_by(models.Reservation.id))
+        return [({'id': lease_id, 'project_id': project, 'trust_id': trust},
+                 dict(params or {}, id=res_id, status=status))
+                for res_id, status, params, lease_id, project, trust
+                in rows]
+
+
 def set_status(obj, kind, new, reason=None):
     """Change the status of a lease, reservation or event, checked."""
     obj.status = states.check(kind, obj.status, new)

@@ -40,7 +40,11 @@ spec (instance reservations).  Such a request:
 
 A request naming no reservation:
 
-* it never passes on a host inside a reservation aggregate;
+* it passes on a host inside the aggregate of a *pre-created* instance
+  reservation (metadata ``climate:server=<server uuid>``) when it moves
+  that very server (Climate unshelving it onto the reserved host at the
+  lease's start) and the server's project is the aggregate's owner;
+* otherwise it never passes on a host inside a reservation aggregate;
 * on a freepool host it passes when ``[climate]
   freepool_accepts_unreserved`` is true (the default);
 * any other host (not managed by Climate) passes.
@@ -59,6 +63,8 @@ FLAVOR_SPEC = 'aggregate_instance_extra_specs:reservation'
 RESERVATION_KEY = 'climate:reservation'
 OWNER_KEY = 'climate:owner'
 FREEPOOL_KEY = 'climate:freepool'
+#: The one server a pre-created instance reservation lets onto its host.
+SERVER_KEY = 'climate:server'
 
 climate_group = cfg.OptGroup('climate', title="Climate's scheduler filter")
 
@@ -173,6 +179,12 @@ class ClimateFilter(filters.BaseHostFilter):
                       host_state, wanted, spec_obj.project_id)
             return False
 
+        instance = getattr(spec_obj, 'instance_uuid', None)
+        for aggregate in reserved:
+            metadata = aggregate.metadata
+            if (instance and metadata.get(SERVER_KEY) == instance
+                    and metadata.get(OWNER_KEY) == spec_obj.project_id):
+                return True
         if reserved:
             LOG.debug('%s is reserved (%s): no server without its hint',
                       host_state, ', '.join(sorted(

@@ -14,6 +14,10 @@ from climate.manager import views
 from climate import policy
 
 PAGINATION_VERSION = microversion.Version.parse('1.1')
+#: Pre-created instance reservations (``server_id``, ``server``,
+#: ``on_end``).
+PRECREATED_VERSION = microversion.Version.parse('1.4')
+PRECREATED_FIELDS = ('server_id', 'server', 'on_end')
 LIST_PARAMS = frozenset(['limit', 'marker', 'sort_key', 'sort_dir', 'status',
                          'name', 'project_id', 'time_from', 'time_to'])
 SORT_KEYS = ('created_at', 'name', 'start_date', 'end_date', 'status', 'id')
@@ -85,6 +89,22 @@ def _page_body(page, links=()):
     return body + '}'
 
 
+def _refuse_newer_fields(body):
+    """A reservation field of a later microversion is refused as an
+    unknown one would be, with the version that has it."""
+    if microversion.of(pecan.request) >= PRECREATED_VERSION:
+        return
+    for res in body.get('reservations') or []:
+        for field in PRECREATED_FIELDS:
+            if isinstance(res, dict) and field in res:
+                raise exceptions.InvalidInput(
+                    reason='%s needs microversion %s or later (send '
+                           '"OpenStack-API-Version: %s %s")' % (
+                               field, PRECREATED_VERSION,
+                               microversion.SERVICE_TYPE,
+                               PRECREATED_VERSION))
+
+
 def _refuse_on_collection(lease_id):
     if lease_id is None:
         raise exceptions.MethodNotAllowed(method=pecan.request.method,
@@ -116,6 +136,7 @@ class LeasesController(rest.RestController):
         ctx = pecan.request.context
         policy.authorize(ctx, 'climate:leases:create')
         body = types.parse(pecan.request, types.LeaseCreate)
+        _refuse_newer_fields(body)
         # at every microversion: a retried create with the same key returns
         # the first lease (climate.manager.idempotency)
         lease = pecan.request.rpcapi.create_lease(
@@ -129,6 +150,7 @@ class LeasesController(rest.RestController):
         ctx = pecan.request.context
         policy.authorize(ctx, 'climate:leases:update')
         body = types.parse(pecan.request, types.LeaseUpdate)
+        _refuse_newer_fields(body)
         return {'lease': pecan.request.rpcapi.update_lease(ctx, lease_id,
                                                            body)}
 

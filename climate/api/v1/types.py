@@ -16,8 +16,15 @@ from climate import exceptions
 MAX_BODY = 1024 * 1024
 
 
+#: Plugin parameters whose value is a JSON object or list (a pre-created
+#: instance's boot request); every other parameter is a scalar.
+STRUCTURED_PARAMS = frozenset(['server'])
+
+
 class JsonScalar(wtypes.UserType):
-    """A string, number, boolean or null: a plugin parameter's value."""
+    """A string, number, boolean or null: a plugin parameter's value (an
+    object or list for :data:`STRUCTURED_PARAMS`, which
+    :func:`_check_nested` lets through by name)."""
 
     basetype = wtypes.text
     name = 'json_scalar'
@@ -32,14 +39,35 @@ class JsonScalar(wtypes.UserType):
 json_scalar = JsonScalar()
 
 
+class ParamValue(JsonScalar):
+    """A plugin parameter's value: a scalar, or an object or list for the
+    :data:`STRUCTURED_PARAMS` (checked by name in :func:`_check_nested`,
+    which runs first)."""
+
+    name = 'param_value'
+
+    def validate(self, value):
+        if isinstance(value, (dict, list)):
+            return value
+        return super().validate(value)
+
+
+param_value = ParamValue()
+
+
 @wsme_json.fromjson.when_object(json_scalar)
 def _scalar_fromjson(datatype, value):
     return datatype.validate(value)
 
 
+@wsme_json.fromjson.when_object(param_value)
+def _param_fromjson(datatype, value):
+    return datatype.validate(value)
+
+
 Date = wtypes.StringType(max_length=64)
 Duration = wtypes.StringType(max_length=32)
-Params = wtypes.DictType(wtypes.text, json_scalar)
+Params = wtypes.DictType(wtypes.text, param_value)
 
 
 class LeaseCreate(wtypes.Base):
@@ -91,10 +119,14 @@ def _check_nested(path, datatype, value):
             raise exceptions.InvalidInput(reason='%s must be an object' %
                                           path)
         for key, item in value.items():
+            if datatype.value_type is param_value and \
+                    key in STRUCTURED_PARAMS and \
+                    isinstance(item, (dict, list)):
+                continue  # the plugin checks its structure
             _check_nested('%s.%s' % (path, key), datatype.value_type, item)
-    elif datatype is json_scalar:
+    elif datatype in (json_scalar, param_value):
         try:
-            datatype.validate(value)
+            json_scalar.validate(value)
         except ValueError as exc:
             raise exceptions.InvalidInput(reason='%s %s' % (path, exc))
 

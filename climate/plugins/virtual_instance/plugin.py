@@ -44,6 +44,7 @@ from climate import exceptions
 from climate.plugins import base
 from climate.plugins.physical_host import plugin as host_plugin
 from climate.plugins.virtual_instance import backends
+from climate.plugins.virtual_instance import precreated
 from climate.scheduling import capacity
 from climate import states
 
@@ -262,9 +263,14 @@ class VirtualInstancePlugin(base.ResourcePlugin):
         ``resource_properties`` are optional.  Each malformed field is a
         400 naming it.
 
+        A request naming ``server_id`` or ``server`` is of the
+        pre-created mode (``precreated``), checked there.
+
         :returns: every stored parameter (see the module's docstring),
             ``flavor_id`` None until :meth:`params_with_id`.
         """
+        if precreated.is_precreated(params):
+            return precreated.validate(params, self.backend, filter_of)
         unknown = sorted(set(params) - set(REQUEST_FIELDS) -
                          set(OUTPUT_FIELDS))
         if unknown:
@@ -315,7 +321,10 @@ class VirtualInstancePlugin(base.ResourcePlugin):
     def params_with_id(self, params, reservation_id):
         """``flavor_id`` is the reservation's id from the create on (as
         Blazar names the reservation's flavor), so templates can use it
-        before the start."""
+        before the start.  A pre-created reservation shows its server's
+        flavor."""
+        if precreated.is_precreated(params):
+            return params
         return dict(params, flavor_id=reservation_id)
 
     def validate_change(self, current, changes):
@@ -323,6 +332,8 @@ class VirtualInstancePlugin(base.ResourcePlugin):
         (``flavor_id``, ``server_group_id``, ``aggregate_id``) is ignored;
         a new ``flavor_id`` replaces the shape, a new shape the source
         flavor; the cloud ids stay."""
+        if precreated.is_precreated(current):
+            return precreated.validate_change(current, changes, filter_of)
         changes = dict(changes)
         for key in CLOUD_IDS + ('source_flavor',):
             if key in changes and changes[key] == current.get(key):
@@ -411,6 +422,13 @@ class VirtualInstancePlugin(base.ResourcePlugin):
         """Book the slots over the lease's window (NotEnoughCapacity, 409,
         when they do not fit); the reservation's resource id is its
         own."""
+        owner = reservation.get('server_project_id')
+        if owner is not None and owner != lease['project_id']:
+            raise exceptions.MalformedParameter(
+                param='server_id',
+                reason='Server %s is not a server of project %s, the '
+                       "lease's." % (reservation['server_id'],
+                                     lease['project_id']))
         start = host_plugin.parse_view_date(lease['start_date'])
         end = host_plugin.parse_view_date(lease['end_date'])
         with db_api.writer(ctx) as session:
@@ -531,7 +549,12 @@ class VirtualInstancePlugin(base.ResourcePlugin):
         a reservation that never started goes too."""
         if reservation['status'] == states.RES_PENDING and \
                 self.backend.acts_in_cloud:
-            self.backend.end(self._backend_view(reservation), [])
+            if not precreated.is_precreated(reservation):
+                self.backend.end(self._backend_view(reservation), [])
+            elif reservation.get('server') and reservation.get('server_id'):
+                # a server Climate booted for the lease goes with it; the
+                # user's own server stays (shelved) in the project
+                self.backend.release(reservation)
         with db_api.writer(ctx) as session:
             ledger.release(session, reservation['id'])
 
@@ -547,18 +570,69 @@ class VirtualInstancePlugin(base.ResourcePlugin):
                 reservation['status'] != states.RES_PENDING:
             return
         try:
-            ids = self._cloud_ids(self.backend.prepare(
-                self._backend_view(reservation), lease['project_id'],
-                self._user_session_of(lease)))
+            if precreated.is_precreated(reservation):
+                ids = self._hold(ctx, lease, reservation)
+            else:
+                ids = self._cloud_ids(self.backend.prepare(
+                    self._backend_view(reservation), lease['project_id'],
+                    self._user_session_of(lease)))
         except Exception:
-            LOG.exception('Reservation %s: could not prepare its flavor '
-                          'before the start; the start will', reservation['id'])
+            LOG.exception('Reservation %s: could not prepare it before the '
+                          'start; the start (or the periodic pass) will',
+                          reservation['id'])
             return
         with db_api.writer(ctx):
             # the lease lock orders this with its events and updates
             locked = db_api.lease_get(ctx, lease['id'], for_update=True)
             if any(r.id == reservation['id'] for r in locked.reservations):
                 self._store_ids(ctx, reservation['id'], ids)
+
+    def _hold(self, ctx, lease, reservation):
+        """Boot a pre-created reservation's server when it was given as a
+        boot request, and shelve it until the start; what to store."""
+        view = dict(reservation)
+        if view.get('server_id') is None:
+            view['server_id'] = self._boot_once(ctx, lease, view)
+            if view['server_id'] is None:
+                return {}  # the reservation is gone
+        return self.backend.hold(view)
+
+    @db_api.retry_on_deadlock
+    def _boot_once(self, ctx, lease, reservation):
+        """Boot the server under the lease's lock and store its id in the
+        same transaction: the boot after the create and the periodic pass
+        (of any manager) never both boot."""
+        with db_api.writer(ctx) as session:
+            db_api.lease_get(ctx, lease['id'], for_update=True)
+            row = session.get(models.Reservation, reservation['id'])
+            if row is None:
+                return None
+            server_id = (row.params or {}).get('server_id')
+            if server_id is None:
+                server_id = self.backend.boot(
+                    reservation, lease['project_id'],
+                    self._user_session_of(lease))
+                row.params = dict(row.params, server_id=server_id)
+                session.flush()
+            return server_id
+
+    def _hold_pending(self, ctx):
+        """Keep the servers of pending pre-created reservations shelved
+        (booted, when the boot after the create failed; shelved again
+        when their user started them).  Returns the ids changed."""
+        changed = []
+        for lease, res in db_api.pending_reservations(ctx, RESOURCE_TYPE):
+            if not precreated.is_precreated(res):
+                continue
+            try:
+                ids = self._hold(ctx, lease, res)
+            except Exception:
+                LOG.exception('Reservation %s: could not keep its server '
+                              'shelved', res['id'])
+                continue
+            if self._store_ids(ctx, res['id'], ids, lease['id']):
+                changed.append(res['id'])
+        return changed
 
     # -- events ---------------------------------------------------------------
 
@@ -611,15 +685,29 @@ class VirtualInstancePlugin(base.ResourcePlugin):
         return ids
 
     @staticmethod
-    def _store_ids(ctx, res_id, ids):
+    def _store_ids(ctx, res_id, ids, lease_id=None):
         """Store the cloud ids on the reservation, in the caller's
-        transaction (the lease's body is rendered again at commit)."""
+        transaction (the lease's body is rendered again at commit), or in
+        one of its own holding the lease's lock when ``lease_id`` is
+        given.  A ``server_error`` flags the reservation (and its lease)
+        as missing resources.  Returns whether anything changed."""
         with db_api.writer(ctx) as session:
+            if lease_id is not None:
+                db_api.lease_get(ctx, lease_id, for_update=True)
             row = session.get(models.Reservation, res_id)
+            if row is None:
+                return False
             params = dict(row.params or {})
-            if any(params.get(k) != v for k, v in ids.items()):
+            changed = any(params.get(k) != v for k, v in ids.items())
+            if changed:
                 row.params = dict(params, **ids)
+            if ids.get('server_error') and not row.missing_resources:
+                row.missing_resources = True
+                row.lease.degraded = True
+                changed = True
+            if changed:
                 session.flush()
+            return changed
 
     def on_start(self, ctx, lease, reservation, event):
         """Hand the slots over (backend ``start``) and store what it
@@ -628,17 +716,45 @@ class VirtualInstancePlugin(base.ResourcePlugin):
         with db_api.writer(ctx) as session:
             hosts = self._hosts(ctx, session, reservation['id'], reservation,
                                 now)
+            if precreated.is_precreated(reservation):
+                self._store_ids(ctx, reservation['id'], self._wake(
+                    lease, reservation, hosts))
+                return
             ids = self._cloud_ids(self.backend.start(
                 self._backend_view(reservation), lease['project_id'], hosts,
                 self._user_session_of(lease)))
             self._store_ids(ctx, reservation['id'], ids)
 
+    def _wake(self, lease, reservation, hosts):
+        """Unshelve a pre-created reservation's server onto its host."""
+        if not reservation.get('server_id'):
+            # its boot never succeeded: nothing runs, and the lease says so
+            return {'server_status': None, 'server_error': (
+                'The server of reservation %s was never booted: %s' % (
+                    reservation['id'], reservation.get('server_error') or
+                    'Nova refused it or could not be reached.'))}
+        if not self.backend.acts_in_cloud:
+            return {'server_status': 'ACTIVE', 'server_error': None}
+        facts = hosts[0][0] if hosts else None
+        if facts is None:
+            return {'server_error': 'Reservation %s holds no host now.' %
+                    reservation['id']}
+        return self.backend.wake(reservation, lease['project_id'], facts,
+                                 self._user_session_of(lease))
+
     def on_end(self, ctx, lease, reservation, event=None):
-        """Take everything back (backend ``end``) and free the slots."""
+        """Take everything back (backend ``end``; a pre-created
+        reservation's ``on_end`` action on its server) and free the
+        slots."""
         with db_api.writer(ctx) as session:
-            hosts = self._hosts(ctx, session, reservation['id'], reservation,
-                                dates.utcnow())
-            self.backend.end(self._backend_view(reservation), hosts)
+            if precreated.is_precreated(reservation):
+                if self.backend.acts_in_cloud:
+                    self._store_ids(ctx, reservation['id'],
+                                    self.backend.release(reservation))
+            else:
+                hosts = self._hosts(ctx, session, reservation['id'],
+                                    reservation, dates.utcnow())
+                self.backend.end(self._backend_view(reservation), hosts)
             ledger.release(session, reservation['id'])
 
     # -- healing --------------------------------------------------------------
@@ -668,6 +784,8 @@ class VirtualInstancePlugin(base.ResourcePlugin):
                     LOG.exception('Could not heal reservation %s (hosts %s)',
                                   res_id, ', '.join(sorted(providers)))
         changed |= self._clear_flags(ctx, down, now)
+        if self.backend.acts_in_cloud:
+            changed.update(self._hold_pending(ctx))
         return sorted(changed)
 
     @db_api.retry_on_deadlock
@@ -699,6 +817,10 @@ class VirtualInstancePlugin(base.ResourcePlugin):
             since = max(now, min(r[3] for r in gone))
             until = max(r[4] for r in gone)
             try:
+                if precreated.is_precreated(params) and \
+                        res.status == states.RES_ACTIVE:
+                    # a running server is not moved by Climate: flagged
+                    raise exceptions.Conflict(reason='server runs')
                 ledger.place(session, res_id, lease_id, shape, count, since,
                              until, affinity=params['affinity'],
                              providers=matching, kind=ledger.COMPUTE_HOST)

@@ -7,6 +7,7 @@ import webob
 
 from climate.api import microversion
 from climate.api import middleware
+from climate import exceptions
 
 V = microversion.Version.parse
 
@@ -19,8 +20,8 @@ def headers(value=None):
 
 
 def test_the_versions():
-    assert microversion.VERSIONS == ('1.0', '1.1', '1.2', '1.3')
-    assert (microversion.MIN, microversion.MAX) == ('1.0', '1.3')
+    assert microversion.VERSIONS == ('1.0', '1.1', '1.2', '1.3', '1.4')
+    assert (microversion.MIN, microversion.MAX) == ('1.0', '1.4')
     assert microversion.MIN_VERSION == (1, 0)
     assert microversion.MAX_VERSION == (1, 3)
     assert microversion.SERVICE_TYPE == 'reservation'
@@ -153,3 +154,25 @@ def test_middleware_406_for_out_of_range():
         'error_code': 406, 'error_name': 'APIVersionNotAcceptable',
         'error_message': 'Version 1.7 is not supported by the API. Minimum '
                          'is 1.0 and maximum is 1.3.'}
+
+
+@pytest.mark.parametrize('asked,needed', [
+    (None, '1.1'), ('1.1', '1.2'), ('1.2', microversion.Version.parse('1.3')),
+], ids=['default-1-1', '1-1-for-1-2', '1-2-for-1-3'])
+def test_require_refuses_an_older_version(asked, needed):
+    req = webob.Request.blank('/v1/some/route', method='POST')
+    if asked is not None:
+        req.environ[microversion.ENVIRON_KEY] = V(asked)
+    with pytest.raises(exceptions.NotFound) as info:
+        microversion.require(req, needed)
+    assert info.value.code == 404
+    assert str(info.value) == (
+        '/v1/some/route needs microversion %s or later (send '
+        '"OpenStack-API-Version: reservation %s").' % (needed, needed))
+
+
+@pytest.mark.parametrize('asked', ['1.2', '1.3'])
+def test_require_lets_the_version_and_later_pass(asked):
+    req = webob.Request.blank('/v1/some/route', method='POST')
+    req.environ[microversion.ENVIRON_KEY] = V(asked)
+    assert microversion.require(req, '1.2') is None

@@ -12,6 +12,8 @@ event is retried with backoff).
 
 import abc
 
+from climate import exceptions
+
 #: Prefix of what a reservation makes in the cloud (Blazar's): the
 #: flavor's name ``reservation:<id>``, the aggregate metadata key.
 RESERVATION_PREFIX = 'reservation'
@@ -97,3 +99,58 @@ class InstanceBackend(abc.ABC):
 
         :param hosts: as for :meth:`start`.
         """
+
+    # -- pre-created servers (seed 000) -------------------------------------
+
+    def server(self, server_id):
+        """An existing server, for a reservation given as ``server_id``,
+        read with the service's credentials.
+
+        :returns: ``dict(id, project_id, status, flavor=<flavor() answer
+            of its flavor>)``.
+        :raises climate.exceptions.InvalidInput: no such server (the
+            reason names its id), or the inventory cannot read servers.
+        """
+        raise exceptions.MalformedParameter(
+            param='server_id',
+            reason='Server %s cannot be read: pre-created instances '
+                   '(server_id, server) need the nova inventory ([hosts] '
+                   'inventory = nova).' % server_id)
+
+    def boot(self, reservation, project_id, user_session):
+        """Boot the reservation's ``server`` request as the lease's user
+        (through its trust), once: a server of the project carrying the
+        reservation's metadata is found again instead of booted twice.
+
+        :returns: the server's id.
+        """
+        raise NotImplementedError()
+
+    def hold(self, reservation):
+        """Keep the reservation's server shelved (offloaded) until the
+        start: shelve it when it is active or stopped; nothing when it is
+        shelved already or still building.
+
+        :returns: ``dict(server_status=..., server_error=...)``;
+            ``server_error`` says what is wrong (deleted...) or is None.
+        """
+        raise NotImplementedError()
+
+    def wake(self, reservation, project_id, host, user_session):
+        """Unshelve the server onto ``host`` (its facts), the host its
+        capacity is booked on, and wait until it runs there.
+
+        :returns: ``dict(server_status=..., server_error=...,
+            aggregate_id=...)``; a server deleted meanwhile is answered
+            with ``server_error``, not raised.
+        """
+        raise NotImplementedError()
+
+    def release(self, reservation):
+        """The reservation's ``on_end`` action on its server (``delete``,
+        ``shelve`` or ``snapshot`` then delete) and the removal of what
+        :meth:`wake` made; a server already gone is fine.
+
+        :returns: ``dict(server_status=..., snapshot_id=...)``.
+        """
+        raise NotImplementedError()

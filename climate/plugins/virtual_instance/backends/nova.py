@@ -201,6 +201,7 @@ class NovaInstanceBackend(base.InstanceBackend):
         super().__init__(conf)
         self._nova = None
         self._placement = None
+        self._servers = None
         self._lock = threading.Lock()
 
     # -- plumbing ----------------------------------------------------------
@@ -262,6 +263,31 @@ class NovaInstanceBackend(base.InstanceBackend):
                     what, len(errors), '; '.join(str(e) for e in errors[:3])))
         return [result for result, _e in outcomes]
 
+    @property
+    def servers(self):
+        """The pre-created servers' actions (``nova_servers``)."""
+        with self._lock:
+            if self._servers is None:
+                from climate.plugins.virtual_instance.backends import \
+                    nova_servers
+                self._servers = nova_servers.ServerActions(self)
+            return self._servers
+
+    def server(self, server_id):
+        return self.servers.server(server_id)
+
+    def boot(self, reservation, project_id, user_session):
+        return self.servers.boot(reservation, project_id, user_session)
+
+    def hold(self, reservation):
+        return self.servers.hold(reservation)
+
+    def wake(self, reservation, project_id, host, user_session):
+        return self.servers.wake(reservation, project_id, host, user_session)
+
+    def release(self, reservation):
+        return self.servers.release(reservation)
+
     # -- flavor() ----------------------------------------------------------
 
     def flavor(self, flavor_id):
@@ -287,43 +313,10 @@ class NovaInstanceBackend(base.InstanceBackend):
                     reason='flavor_id: flavor %s could not be found.' %
                     flavor_id) from exc
             raise
-        resources, required, forbidden = {}, [], []
-        for key, value in sorted((specs or {}).items()):
-            prefix, _sep, name = key.partition(':')
-            if not name:
-                continue
-            if _group_of(prefix, 'resources'):
-                try:
-                    amount = int(value)
-                except (TypeError, ValueError):
-                    raise exceptions.InvalidInput(
-                        reason='flavor_id: flavor %s has an invalid extra '
-                        'spec %s=%s.' % (flavor_id, key, value))
-                resources[name] = resources.get(name, 0) + amount
-            elif _group_of(prefix, 'trait'):
-                if value not in ('required', 'forbidden'):
-                    raise exceptions.MalformedParameter(
-                        message='Invalid value for trait %s. Flavor %s has '
-                        'the extra spec %s=%s; a trait is required or '
-                        'forbidden.' % (name, flavor_id, key, value),
-                        param='flavor_id')
-                chosen = required if value == 'required' else forbidden
-                if name not in chosen:
-                    chosen.append(name)
-        if (specs or {}).get('hw:cpu_policy') == 'dedicated':
-            resources.setdefault('PCPU', flavor.vcpus)
-            resources.setdefault('VCPU', 0)
-        swap_gb = int(math.ceil((_field(flavor, 'swap', 0) or 0) / 1024.0))
-        return {
-            'id': flavor.id,
-            'vcpus': flavor.vcpus,
-            'memory_mb': flavor.ram,
-            'disk_gb': (flavor.disk or 0) + (
-                _field(flavor, 'OS-FLV-EXT-DATA:ephemeral', 0) or 0) +
-            swap_gb,
-            'resources': resources,
-            'traits': {'required': required, 'forbidden': forbidden},
-        }
+        return flavor_shape(
+            flavor.id, flavor.vcpus, flavor.ram, flavor.disk,
+            _field(flavor, 'OS-FLV-EXT-DATA:ephemeral', 0),
+            _field(flavor, 'swap', 0), specs)
 
     # -- Placement ---------------------------------------------------------
 
@@ -425,11 +418,13 @@ class NovaInstanceBackend(base.InstanceBackend):
             found = [a for a in self.nova.aggregates.list() if a.name == rid]
         return found[0] if found else None
 
-    def _aggregate_up(self, rid, project_id, names):
-        """The aggregate ``rid`` with its metadata, holding exactly
-        ``names``; published to the schedulers and verified."""
-        metadata = {RESERVATION_KEY: rid, OWNER_KEY: project_id,
-                    AGGREGATE_KEY: rid}
+    def _aggregate_up(self, rid, project_id, names, extra=None):
+        """The aggregate ``rid`` with its metadata (and ``extra``
+        metadata), holding exactly ``names``; published to the schedulers
+        and verified."""
+        metadata = dict(extra or {})
+        metadata.update({RESERVATION_KEY: rid, OWNER_KEY: project_id,
+                         AGGREGATE_KEY: rid})
         agg = self._aggregate(rid)
         if agg is None:
             try:
@@ -825,6 +820,47 @@ class NovaInstanceBackend(base.InstanceBackend):
                 'aggregate %s left after the end' % (rc, rid))
         LOG.info('Reservation %s ended: nothing of it left in Nova or '
                  'Placement', rid)
+
+
+def flavor_shape(ident, vcpus, ram, disk, ephemeral, swap, specs):
+    """The answer of ``flavor()`` from a flavor's fields and extra specs
+    (see :meth:`NovaInstanceBackend.flavor`); ``ident`` names it in
+    errors (its id, or the server whose embedded flavor it is)."""
+    resources, required, forbidden = {}, [], []
+    for key, value in sorted((specs or {}).items()):
+        prefix, _sep, name = key.partition(':')
+        if not name:
+            continue
+        if _group_of(prefix, 'resources'):
+            try:
+                amount = int(value)
+            except (TypeError, ValueError):
+                raise exceptions.InvalidInput(
+                    reason='flavor_id: flavor %s has an invalid extra '
+                    'spec %s=%s.' % (ident, key, value))
+            resources[name] = resources.get(name, 0) + amount
+        elif _group_of(prefix, 'trait'):
+            if value not in ('required', 'forbidden'):
+                raise exceptions.MalformedParameter(
+                    message='Invalid value for trait %s. Flavor %s has '
+                    'the extra spec %s=%s; a trait is required or '
+                    'forbidden.' % (name, ident, key, value),
+                    param='flavor_id')
+            chosen = required if value == 'required' else forbidden
+            if name not in chosen:
+                chosen.append(name)
+    if (specs or {}).get('hw:cpu_policy') == 'dedicated':
+        resources.setdefault('PCPU', vcpus)
+        resources.setdefault('VCPU', 0)
+    swap_gb = int(math.ceil((swap or 0) / 1024.0))
+    return {
+        'id': ident,
+        'vcpus': vcpus,
+        'memory_mb': ram,
+        'disk_gb': (disk or 0) + (ephemeral or 0) + swap_gb,
+        'resources': resources,
+        'traits': {'required': required, 'forbidden': forbidden},
+    }
 
 
 def _group_of(prefix, kind):

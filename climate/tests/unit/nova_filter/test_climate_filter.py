@@ -90,8 +90,9 @@ class Spec:
     """Like nova.objects.RequestSpec: hints are lists of strings."""
 
     def __init__(self, project=OWNER, reservation=None, raw_hints=None,
-                 flavor=None):
+                 flavor=None, instance=None):
         self.project_id = project
+        self.instance_uuid = instance
         self.scheduler_hints = raw_hints if raw_hints is not None else (
             {'reservation': [reservation]} if reservation else {})
         # an instance reservation's private flavor names the reservation
@@ -259,3 +260,20 @@ def test_ordinary_flavors_keep_todays_rules(make):
     lazy = Spec()
     lazy.flavor = Unloaded()
     assert f.host_passes(Host(), lazy)
+
+
+def test_pre_created_server_lands_on_its_reserved_host(make):
+    f = make()
+    held = Aggregate(RID, **{'climate:reservation': RID,
+                             'climate:owner': OWNER,
+                             'climate:server': 'server-1'})
+    # the server being unshelved onto the host its lease reserved
+    assert f.host_passes(Host(held), Spec(instance='server-1'))
+    # beside an instance reservation of another project on the same host
+    assert f.host_passes(Host(reservation(OTHER, 'project-b'), held),
+                         Spec(instance='server-1'))
+    # another server, or the same uuid in another project: refused
+    assert not f.host_passes(Host(held), Spec(instance='server-2'))
+    assert not f.host_passes(Host(held), Spec(instance='server-1',
+                                              project='project-b'))
+    assert not f.host_passes(Host(held), Spec())

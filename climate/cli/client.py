@@ -24,6 +24,20 @@ REQUEST_ID_HEADERS = ('x-openstack-request-id', 'x-compute-request-id')
 LIST_VERSION = '1.1'
 # 1.2: host availability search and free-capacity timeline
 AVAILABILITY_VERSION = '1.2'
+# 1.3: instance slot availability search
+INSTANCE_AVAILABILITY_VERSION = '1.3'
+# 1.4: pre-created instance reservations (server_id, server, on_end)
+PRECREATED_VERSION = '1.4'
+PRECREATED_FIELDS = ('server_id', 'server', 'on_end')
+
+
+def _version_of(body):
+    """The microversion a lease body needs: 1.4 when a reservation
+    uses the pre-created fields, else the default."""
+    for res in body.get('reservations') or []:
+        if any(key in res for key in PRECREATED_FIELDS):
+            return PRECREATED_VERSION
+    return None
 
 
 class ClientError(Exception):
@@ -130,11 +144,12 @@ class Leases(_Manager):
         return self._call('GET', '/leases/%s' % _quote(lease_id))['lease']
 
     def create(self, body):
-        return self._call('POST', '/leases', body=body)['lease']
+        return self._call('POST', '/leases', body=body,
+                          version=_version_of(body))['lease']
 
     def update(self, lease_id, body):
         return self._call('PUT', '/leases/%s' % _quote(lease_id),
-                          body=body)['lease']
+                          body=body, version=_version_of(body))['lease']
 
     def delete(self, lease_id):
         self._call('DELETE', '/leases/%s' % _quote(lease_id))
@@ -231,6 +246,17 @@ class Hosts(_Manager):
                           body={'private': private})['resource_property']
 
 
+class Instances(_Manager):
+    """/v1/instances (instance slots, ``virtual:instance``)."""
+
+    def availability(self, query):
+        """When ``amount`` slots of a shape fit for ``duration`` (or how
+        many fit over ``start_date``-``end_date``)."""
+        return self._call('POST', '/instances/availability', body=query,
+                          version=INSTANCE_AVAILABILITY_VERSION)[
+                              'availability']
+
+
 def _quote(value):
     return urllib.parse.quote(str(value), safe='')
 
@@ -272,6 +298,7 @@ class Client:
             user_agent=user_agent, additional_headers=dict(headers or {}))
         self.leases = Leases(self)
         self.hosts = Hosts(self)
+        self.instances = Instances(self)
 
     def request(self, method, path, body=None, params=None, version=None):
         """One call; the decoded JSON answer ({} for an empty one).

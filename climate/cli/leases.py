@@ -38,8 +38,10 @@ class CreateLease(show.ShowOne):
             dest='reservations', default=[], required=True,
             help='A reservation: resource_type=<type> and its parameters, '
                  'e.g. resource_type=physical:host,min=1,max=2,'
-                 'hypervisor_properties=\'[">=", "$vcpus", "4"]\'. '
-                 'Repeat for several reservations.')
+                 'hypervisor_properties=\'[">=", "$vcpus", "4"]\', or a '
+                 'JSON object (\'{"resource_type": "virtual:instance", '
+                 '"server": {"name": "vm", "imageRef": ..., "flavorRef": '
+                 '...}}\'). Repeat for several reservations.')
         parser.add_argument(
             '--start-date', metavar='<date>', default='now',
             help='Start of the lease: %s (default: now)' % DATE_HELP)

@@ -4,6 +4,7 @@ Errors are :class:`BadArgument` with a message naming the option and what
 it accepts.
 """
 
+import json
 import re
 
 from climate import dates
@@ -79,9 +80,24 @@ def key_values(text, option):
     return out
 
 
+def _params(text):
+    """``key=value,...``, or a JSON object (for structured parameters:
+    a pre-created instance's ``server`` boot request)."""
+    if text.lstrip().startswith('{'):
+        try:
+            params = json.loads(text)
+        except ValueError as exc:
+            raise BadArgument('--reservation %r: not a JSON object (%s)' % (
+                text, exc))
+        if not isinstance(params, dict):
+            raise BadArgument('--reservation %r: not a JSON object' % text)
+        return params
+    return key_values(text, '--reservation')
+
+
 def reservation(text):
     """One ``--reservation`` of lease-create: it must name its type."""
-    params = key_values(text, '--reservation')
+    params = _params(text)
     if not params.get('resource_type'):
         raise BadArgument(
             "--reservation %r: resource_type is required (e.g. "
@@ -92,7 +108,7 @@ def reservation(text):
 def reservation_change(text, lease):
     """One ``--reservation`` of lease-update: ``id=`` picks the
     reservation, optional when the lease has only one."""
-    params = key_values(text, '--reservation')
+    params = _params(text)
     if 'id' not in params:
         if len(lease.get('reservations') or []) != 1:
             raise BadArgument(

@@ -23,6 +23,7 @@ by its user, in error -- or None) and ``snapshot_id``.
 """
 
 from climate import exceptions
+from climate.plugins.virtual_instance.backends import base
 
 #: Fields of the mode (microversion 1.4).
 MODE_FIELDS = ('server_id', 'server', 'on_end')
@@ -159,6 +160,9 @@ def validate(params, backend, filter_of):
             params.get('resource_properties')),
         'server_status': None, 'server_error': None, 'snapshot_id': None,
         'aggregate_id': None, 'server_group_id': None}
+    if not backend.holds_servers:
+        raise base.refuse_servers('server_id' if params.get('server_id')
+                                  not in (None, '') else 'server')
     if params.get('server') not in (None, ''):
         request = boot_request(params['server'])
         flavor = backend.flavor(request['flavorRef'])

@@ -30,6 +30,15 @@ def flavor_name(reservation_id):
     return '%s:%s' % (RESERVATION_PREFIX, reservation_id)
 
 
+def refuse_servers(param):
+    """The 400 of an inventory without servers (the static one)."""
+    return exceptions.MalformedParameter(
+        param=param,
+        reason='Pre-created instances (server_id, server) need the nova '
+               'inventory ([hosts] inventory = nova); without it, reserve '
+               'capacity (amount, vcpus, memory_mb, disk_gb).')
+
+
 class InstanceBackend(abc.ABC):
     """What ``virtual:instance`` does in the cloud."""
 
@@ -38,6 +47,8 @@ class InstanceBackend(abc.ABC):
     #: Whether start/resize/end call a cloud service (the event engine
     #: then commits the lease's STARTING/TERMINATING state first).
     acts_in_cloud = True
+    #: Whether it can hold pre-created servers (``server_id``, ``server``).
+    holds_servers = True
 
     def __init__(self, conf):
         self.conf = conf
@@ -111,11 +122,7 @@ class InstanceBackend(abc.ABC):
         :raises climate.exceptions.InvalidInput: no such server (the
             reason names its id), or the inventory cannot read servers.
         """
-        raise exceptions.MalformedParameter(
-            param='server_id',
-            reason='Server %s cannot be read: pre-created instances '
-                   '(server_id, server) need the nova inventory ([hosts] '
-                   'inventory = nova).' % server_id)
+        raise refuse_servers('server_id')
 
     def boot(self, reservation, project_id, user_session):
         """Boot the reservation's ``server`` request as the lease's user

@@ -14,6 +14,7 @@ from climate.plugins.virtual_instance.backends import base
 class StaticInstanceBackend(base.InstanceBackend):
     name = 'static'
     acts_in_cloud = False
+    holds_servers = False
 
     def flavor(self, flavor_id):
         """Refused: without Nova there is no flavor to read."""

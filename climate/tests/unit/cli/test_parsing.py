@@ -93,3 +93,16 @@ def test_api_error_text():
     assert str(err) == ('Lease x could not be found. (HTTP 404) '
                         '(Request-ID: req-1)')
     assert str(client.APIError(500, 'boom')) == 'boom (HTTP 500)'
+
+
+def test_reservation_as_a_json_object():
+    assert parsing.reservation(
+        '{"resource_type": "virtual:instance", "server": {"name": "a,b"}}'
+    ) == {'resource_type': 'virtual:instance', 'server': {'name': 'a,b'}}
+    for text in ('{"resource_type": ', '{"a": 1}'):
+        with pytest.raises(parsing.BadArgument):
+            parsing.reservation(text)
+    assert client._version_of({'reservations': [
+        {'resource_type': 'virtual:instance', 'server_id': 'x'}]}) == '1.4'
+    assert client._version_of({'reservations': [
+        {'resource_type': 'virtual:instance', 'amount': 1}]}) is None

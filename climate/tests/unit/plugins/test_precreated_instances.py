@@ -17,6 +17,8 @@ SERVERS = {'srv-1': 'project-a', 'srv-2': 'project-b'}
 class ServerBackend(base.RecordingBackend):
     """The recording backend, with servers."""
 
+    holds_servers = True
+
     def __init__(self, conf):
         super().__init__(conf)
         self.deleted = set()
@@ -174,8 +176,8 @@ def test_the_static_inventory_refuses_the_mode(env):
         None)
     resp = create(env, {'server_id': 'srv-1'}, expect=400)
     assert resp['error_message'].startswith(
-        'Malformed parameter server_id. Server srv-1 cannot be read: '
-        'pre-created instances (server_id, server) need the nova inventory')
+        'Malformed parameter server_id. Pre-created instances (server_id, '
+        'server) need the nova inventory ([hosts] inventory = nova)')
 
 
 def test_no_room_for_the_flavor_is_a_409(env):

@@ -158,3 +158,24 @@ def test_a_server_deleted_before_the_start_is_a_visible_error(
     assert rsv['missing_resources'] is True and lease['degraded'] is True
     end_now(api, tokens['demo'], lease)
     assert compute.aggregate(rsv['id']) is None
+
+
+def test_on_end_snapshot_keeps_an_image_and_deletes_the_server(
+        cloud, api, tokens, compute):
+    names = cloud.info['compute_hosts'][:3]
+    register_hosts(api, tokens['admin'], names)
+    server = compute.boot_active('demo', 1)[0]
+    lease = create(api, tokens['demo'], 'pre-snap',
+                   {'server_id': server.id, 'on_end': 'snapshot'},
+                   iso_in(LEAD), iso_in(600))
+    rid = lease['reservations'][0]['id']
+    lease = api.wait_status(tokens['demo'], lease['id'], 'ACTIVE',
+                            timeout=LEAD + 120)
+    assert lease['reservations'][0]['server_status'] == 'ACTIVE'
+    lease = end_now(api, tokens['demo'], lease)
+    rsv = lease['reservations'][0]
+    images = compute.images_named(f'reservation-{rid}')
+    assert [i['id'] for i in images] == [rsv['snapshot_id']], images
+    assert compute.gone(server.id)
+    for image in images:
+        compute.image_api.delete(f"/v2/images/{image['id']}")

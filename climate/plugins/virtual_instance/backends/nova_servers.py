@@ -21,7 +21,7 @@ it in four steps, each idempotent (the event engine retries):
   and Climate waits until it runs there;
 * **release** (the end): the reservation's ``on_end`` action -- ``delete``
   (default), ``shelve`` or ``snapshot`` (an image named
-  ``reservation:<id>``, then delete) -- and the aggregate is removed.
+  ``reservation-<id>``, then delete) -- and the aggregate is removed.
 
 A server deleted meanwhile is no failure of Climate's: the step answers
 ``server_error`` (stored on the reservation, which is flagged
@@ -35,7 +35,6 @@ from oslo_log import log as logging
 from climate.clients import keystone
 from climate.clients import nova as nova_clients
 from climate import exceptions
-from climate.plugins.virtual_instance.backends import base
 from climate.plugins.virtual_instance.backends import nova
 
 LOG = logging.getLogger(__name__)
@@ -74,6 +73,13 @@ def _host(server):
 def _fault(server):
     fault = nova._field(server, 'fault', {}) or {}
     return fault.get('message') if isinstance(fault, dict) else str(fault)
+
+
+def snapshot_name(reservation_id):
+    """The name of the image ``on_end: snapshot`` makes:
+    ``reservation-<id>`` (Glance reads a name with a colon as an operator
+    when filtering, so not the flavor's ``reservation:<id>``)."""
+    return 'reservation-' + reservation_id
 
 
 def nics_of(networks):
@@ -279,7 +285,7 @@ class ServerActions:
     def _snapshot(self, reservation, server):
         """An image of the server named after the reservation (made once:
         a retried end finds it)."""
-        name = base.flavor_name(reservation['id'])
+        name = snapshot_name(reservation['id'])
         try:
             with nova._Calls('looking up image %s' % name, 'Glance'):
                 return self.nova.glance.find_image(name).id

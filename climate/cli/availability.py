@@ -1,10 +1,13 @@
 """``climate availability``: when can my project get N hosts like X for D?
+``climate instance-availability``: when do N instance slots of a shape
+fit for D (or how many fit over a fixed window)?
 
 The server answers with counts and times only (no hosts, no other
 project's leases).  ``--plot FILE.png`` also draws the free-capacity
 timeline over the searched range with the windows found.
 """
 
+import argparse
 import datetime
 
 from cliff import lister
@@ -17,6 +20,38 @@ from climate.cli import plot
 PLOT_SPAN = datetime.timedelta(days=1)
 
 
+DURATION_HELP = 'For how long: 30m, 4h, 2d, 1w or seconds'
+
+
+def _add_window_options(parser):
+    """``--earliest-start`` and ``--latest-end`` of a search by duration."""
+    parser.add_argument(
+        '--earliest-start', metavar='<date>',
+        help="Not before: 'now', 'YYYY-MM-DD HH:MM' (UTC) or ISO 8601 "
+             "(default: now)")
+    parser.add_argument('--latest-end', metavar='<date>',
+                        help='Ending no later than this date')
+
+
+def _add_filter_options(parser, server_limit):
+    """``--resource-properties`` and ``--limit``."""
+    parser.add_argument(
+        '--resource-properties', metavar='<json>',
+        help='Filter on host properties, e.g. \'["=", "$gpu", '
+             '"true"]\'')
+    parser.add_argument('--limit', type=int, metavar='<n>',
+                        help='At most this many windows (server '
+                             'default: %d)' % server_limit)
+
+
+def _copy_set(args, query, fields):
+    """The options of ``fields`` that were given, into ``query``."""
+    for field in fields:
+        if getattr(args, field) is not None:
+            query[field] = getattr(args, field)
+    return query
+
+
 class Availability(lister.Lister):
     """Find when enough matching hosts are free."""
 
@@ -25,24 +60,12 @@ class Availability(lister.Lister):
         parser.add_argument('--count', type=int, default=1, metavar='<n>',
                             help='Hosts needed at once (default: 1)')
         parser.add_argument('--duration', required=True,
-                            metavar='<duration>',
-                            help='For how long: 30m, 4h, 2d, 1w or seconds')
-        parser.add_argument(
-            '--earliest-start', metavar='<date>',
-            help="Not before: 'now', 'YYYY-MM-DD HH:MM' (UTC) or ISO 8601 "
-                 "(default: now)")
-        parser.add_argument('--latest-end', metavar='<date>',
-                            help='Ending no later than this date')
+                            metavar='<duration>', help=DURATION_HELP)
+        _add_window_options(parser)
         parser.add_argument(
             '--hypervisor-properties', metavar='<json>',
             help='Host filter, e.g. \'[">=", "$vcpus", "8"]\'')
-        parser.add_argument(
-            '--resource-properties', metavar='<json>',
-            help='Filter on host properties, e.g. \'["=", "$gpu", '
-                 '"true"]\'')
-        parser.add_argument('--limit', type=int, metavar='<n>',
-                            help='At most this many windows (server '
-                                 'default: 5)')
+        _add_filter_options(parser, server_limit=5)
         parser.add_argument(
             '--plot', metavar='<file.png>',
             help='Also draw the free-capacity timeline to this image '
@@ -52,12 +75,9 @@ class Availability(lister.Lister):
     def _query(self, args):
         parsing.duration(args.duration, '--duration')
         query = {'count': args.count, 'duration': args.duration}
-        for field in ('earliest_start', 'latest_end',
-                      'hypervisor_properties', 'resource_properties',
-                      'limit'):
-            if getattr(args, field) is not None:
-                query[field] = getattr(args, field)
-        return query
+        return _copy_set(args, query, (
+            'earliest_start', 'latest_end', 'hypervisor_properties',
+            'resource_properties', 'limit'))
 
     def take_action(self, args):
         client = common.client_of(self)
@@ -78,10 +98,9 @@ class Availability(lister.Lister):
             last = max([common.api_date(w['end'])
                         for w in answer.get('windows', [])] + [start])
             end = max(start + PLOT_SPAN, last + (last - start) / 4)
-        query = {'time_from': start.isoformat(), 'time_to': end.isoformat()}
-        for field in ('hypervisor_properties', 'resource_properties'):
-            if getattr(args, field) is not None:
-                query[field] = getattr(args, field)
+        query = _copy_set(args, {'time_from': start.isoformat(),
+                                 'time_to': end.isoformat()},
+                          ('hypervisor_properties', 'resource_properties'))
         timeline = client.hosts.timeline(query)
         plot.draw(args.plot, timeline.get('segments', []),
                   timeline.get('matching_hosts', 0), count=answer.get(
@@ -90,3 +109,104 @@ class Availability(lister.Lister):
                   title='Free matching hosts, %s for %s' % (
                       args.count, args.duration))
         self.app.stderr.write('Plot written to %s\n' % args.plot)
+
+
+_AFFINITY = {'true': True, 'false': False, 'none': None}
+
+
+def _affinity(text):
+    try:
+        return _AFFINITY[text.strip().lower()]
+    except KeyError:
+        raise argparse.ArgumentTypeError(
+            'expected true (all on one host), false (each on a different '
+            'host) or none (anywhere), not %r' % text)
+
+
+class InstanceAvailability(lister.Lister):
+    """Find when enough instance slots of a shape fit (microversion 1.3).
+
+    Either --duration (with --earliest-start, --latest-end): the earliest
+    windows in which all the slots fit; or --start-date and --end-date:
+    how many slots fit over that window (said on stderr), and the
+    earliest windows of its length from its start.
+    """
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('--amount', type=int, default=1, metavar='<n>',
+                            help='Instances needed at once (default: 1)')
+        shape = parser.add_argument_group(
+            'shape', 'Of one instance: --vcpus, --memory-mb and --disk-gb, '
+                     'or --flavor-id')
+        shape.add_argument('--vcpus', type=int, metavar='<n>',
+                           help='VCPUs of one instance')
+        shape.add_argument('--memory-mb', type=int, metavar='<mb>',
+                           help='Memory of one instance, in MB')
+        shape.add_argument('--disk-gb', type=int, metavar='<gb>',
+                           help='Local disk of one instance, in GB')
+        shape.add_argument('--flavor-id', metavar='<flavor>',
+                           help='Take the shape of this existing flavor')
+        parser.add_argument(
+            '--affinity', type=_affinity, metavar='<true|false|none>',
+            help='true: all on one host; false: each on a different host; '
+                 'none: anywhere (default)')
+        window = parser.add_argument_group(
+            'window', 'Either --duration (with --earliest-start, '
+                      '--latest-end) or --start-date and --end-date')
+        window.add_argument('--duration', metavar='<duration>',
+                            help=DURATION_HELP)
+        _add_window_options(window)
+        window.add_argument('--start-date', metavar='<date>',
+                            help="A fixed window's start: 'now', "
+                                 "'YYYY-MM-DD HH:MM' (UTC) or ISO 8601")
+        window.add_argument('--end-date', metavar='<date>',
+                            help="A fixed window's end")
+        _add_filter_options(parser, server_limit=3)
+        return parser
+
+    def _query(self, args):
+        fixed = [o for o, v in (('--start-date', args.start_date),
+                                ('--end-date', args.end_date)) if v]
+        search = [o for o, v in (('--duration', args.duration),
+                                 ('--earliest-start', args.earliest_start),
+                                 ('--latest-end', args.latest_end)) if v]
+        if fixed and search:
+            raise parsing.BadArgument(
+                'give either --start-date and --end-date, or --duration '
+                '(with --earliest-start, --latest-end); not %s with %s' % (
+                    ' and '.join(search), ' and '.join(fixed)))
+        if fixed and len(fixed) == 1:
+            raise parsing.BadArgument('%s needs %s' % (
+                fixed[0], ({'--start-date', '--end-date'} - set(fixed)).pop()))
+        if not fixed and not args.duration:
+            raise parsing.BadArgument(
+                "give --duration (e.g. '4h'), or --start-date and "
+                "--end-date")
+        if args.duration:
+            parsing.duration(args.duration, '--duration')
+        query = _copy_set(args, {'amount': args.amount}, (
+            'vcpus', 'memory_mb', 'disk_gb', 'flavor_id', 'duration',
+            'earliest_start', 'latest_end', 'start_date', 'end_date',
+            'resource_properties', 'limit'))
+        if args.affinity is not None:
+            query['affinity'] = args.affinity
+        return query
+
+    def take_action(self, args):
+        answer = common.client_of(self).instances.availability(
+            self._query(args))
+        requested = answer.get('requested')
+        if requested:
+            self.app.stderr.write(
+                'From %s to %s: %s slot(s) free, %s.\n' % (
+                    common.short_date(requested.get('start')),
+                    common.short_date(requested.get('end')),
+                    requested.get('slots_free'),
+                    'enough' if requested.get('fits') else
+                    'not enough for %s' % answer.get('amount', args.amount)))
+        columns = ('start', 'end', 'slots_free')
+        rows = [(common.short_date(w.get('start')),
+                 common.short_date(w.get('end')), w.get('slots_free'))
+                for w in answer.get('windows', [])]
+        return columns, rows

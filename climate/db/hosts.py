@@ -309,6 +309,23 @@ def host_update_capabilities(ctx, host_id, values):
         _bump(session)
 
 
+def host_set_ratios(ctx, host_id, ratios):
+    """Store a host's allocation ratios (keys of :data:`RATIOS`; None:
+    not stated, 1.0); returns the locked row.  The caller rewrites the
+    ledger inventory in the same transaction (:func:`host_set_capacity`).
+    """
+    with db_api.writer(ctx) as session:
+        host = host_row(ctx, host_id, for_update=True)
+        for key, value in sorted(ratios.items()):
+            if key not in RATIOS:
+                raise ValueError(key)
+            setattr(host, key, value)
+        host.updated_at = models._now()
+        session.flush()
+        _bump(session)
+        return host
+
+
 def host_delete(ctx, host_id):
     """Remove a host that holds no booking, and its ledger inventory.
 

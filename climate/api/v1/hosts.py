@@ -62,15 +62,6 @@ def _refuse_on_collection(host_id, allowed):
                                           allowed=allowed)
 
 
-def _require_availability_version():
-    if microversion.of(pecan.request) < AVAILABILITY_VERSION:
-        raise exceptions.NotFound(
-            message='%s needs microversion %s or later (send '
-                    '"OpenStack-API-Version: reservation %s").' % (
-                        pecan.request.path, AVAILABILITY_VERSION,
-                        AVAILABILITY_VERSION))
-
-
 class AllocationsController(rest.RestController):
     """``/v1/os-hosts/allocations``."""
 
@@ -159,12 +150,12 @@ class HostsController(rest.RestController):
 
     @pecan.expose('json')
     def availability(self):
-        _require_availability_version()
+        microversion.require(pecan.request, AVAILABILITY_VERSION)
         ctx = _authorize('availability')
         return {'availability': _rpc().host_availability(ctx, _body())}
 
     @pecan.expose('json')
     def timeline(self):
-        _require_availability_version()
+        microversion.require(pecan.request, AVAILABILITY_VERSION)
         ctx = _authorize('timeline')
         return {'timeline': _rpc().host_timeline(ctx, _body())}

@@ -10,7 +10,6 @@ from pecan import rest
 
 from climate.api import microversion
 from climate.api.v1 import types
-from climate import exceptions
 from climate import policy
 
 AVAILABILITY_VERSION = microversion.Version.parse('1.3')
@@ -26,12 +25,7 @@ class InstancesController(rest.RestController):
 
     @pecan.expose('json')
     def availability(self):
-        if microversion.of(pecan.request) < AVAILABILITY_VERSION:
-            raise exceptions.NotFound(
-                message='%s needs microversion %s or later (send '
-                        '"OpenStack-API-Version: reservation %s").' % (
-                            pecan.request.path, AVAILABILITY_VERSION,
-                            AVAILABILITY_VERSION))
+        microversion.require(pecan.request, AVAILABILITY_VERSION)
         ctx = pecan.request.context
         policy.authorize(ctx, 'climate:instances:availability')
         return {'availability': pecan.request.rpcapi.instance_availability(

@@ -25,6 +25,7 @@ from climate import dates
 from climate.db import api as db_api
 from climate.db import hosts as db_hosts
 from climate import exceptions
+from climate.plugins.physical_host.backends import base as backend_base
 from climate.plugins.physical_host import plugin as host_plugin
 from climate.scheduling import filters as sched_filters
 from climate.scheduling import hosts as sched
@@ -169,15 +170,19 @@ def _static_facts(body):
     return facts
 
 
-def _ratios(body):
+def _ratios(body, allow_null=False):
     """The allocation ratios of a static registration, popped from
-    ``body``: positive numbers (or their text), else InvalidInput naming
-    the field."""
+    ``body``: positive numbers (or their text; with ``allow_null``, an
+    update's null: back to not stated, 1.0), else InvalidInput naming the
+    field."""
     found = {}
     for key in RATIOS:
         if key not in body:
             continue
         value = body.pop(key)
+        if value is None and allow_null:
+            found[key] = None
+            continue
         number = None
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             number = float(value) if abs(value) < 2 ** 1000 else None
@@ -190,6 +195,10 @@ def _ratios(body):
                 (key, MAX_RATIO, value))
         found[key] = number
     return found
+
+
+def _ratio_text(value):
+    return 'null (1.0)' if value is None else '%g' % value
 
 
 #: The one entry of :meth:`Inventory.pool_summary`.
@@ -299,12 +308,17 @@ class Inventory:
                 facts['hypervisor_hostname'])
 
     def update(self, ctx, host_id, body):
-        """Set or (with null) remove extra capabilities.
+        """Set or (with null) remove extra capabilities; with the
+        ``static`` backend, also set (null: unset, 1.0) the allocation
+        ratios, rewriting the host's ledger inventory in the same
+        transaction.
 
         :raises HostNotFound: no host has this id (404).
         :raises NoDataToUpdate: an empty body (400).
         :raises CantAddExtraCapability: a capability that a reservation
             holding the host selects by would change (409).
+        :raises Conflict: a lower ratio would leave bookings not yet over
+            beyond the host's capacity (409).
         """
         host = db_hosts.host_row(ctx, host_id)
         values = body.get('values') if set(body) == {'values'} else body
@@ -312,19 +326,51 @@ class Inventory:
             raise exceptions.InvalidInput(reason='values must be an object')
         if not values:
             raise exceptions.NoDataToUpdate()
+        # the nova inventory reads its ratios from Placement
+        facts = STATIC_FACTS + (RATIOS if self.backend.name != 'static'
+                                else ())
         for key in values:
-            if key in STATIC_FACTS + RATIOS or \
-                    key in ('name', 'hypervisor_hostname'):
+            if key in facts or key in ('name', 'hypervisor_hostname'):
                 raise exceptions.InvalidInput(
                     reason='%s is a fact of the host; it cannot be changed' %
                     key)
+        values = dict(values)
+        ratios = _ratios(values, allow_null=True)
         capabilities = _capabilities(values, allow_null=True)
         with db_api.writer(ctx):
             # locked first: a lease allocating the host meanwhile waits
             db_hosts.host_row(ctx, host.id, for_update=True)
             self._refuse_held_capabilities(ctx, host, capabilities)
-            db_hosts.host_update_capabilities(ctx, host.id, capabilities)
+            if capabilities:
+                db_hosts.host_update_capabilities(ctx, host.id, capabilities)
+            if ratios:
+                self._set_ratios(ctx, host, ratios)
         return self.get(ctx, host.id)
+
+    def _set_ratios(self, ctx, host, ratios):
+        """Store ``ratios`` and rewrite the host's ledger inventory from
+        them (``climate.db.ledger.set_inventory``, in the caller's
+        transaction): refused, nothing changed, when the bookings not yet
+        over on the host would no longer fit."""
+        row = db_hosts.host_set_ratios(ctx, host.id, ratios)
+        facts = host_plugin.host_facts(row)
+        try:
+            db_hosts.host_set_capacity(ctx, host.id,
+                                       self.backend.capacity(facts))
+        except exceptions.Conflict as exc:
+            cls = exc.kwargs.get('resource_class')
+            keys = [key for c, _fact, key in backend_base.CAPACITY_FACTS
+                    if c == cls and key in ratios] or sorted(ratios)
+            raise exceptions.Conflict(
+                reason='host %s (%s) cannot take %s: %s. Reservations not '
+                       'yet over count on the capacity it has; lower the '
+                       'ratio once they are over.' % (
+                           host.hypervisor_hostname, host.id,
+                           ', '.join('%s %s' % (k, _ratio_text(ratios[k]))
+                                     for k in keys),
+                           exc.kwargs.get('reason', exc.message)),
+                provider=exc.kwargs.get('provider'), resource_class=cls,
+                at=exc.kwargs.get('at'))
 
     @staticmethod
     def _refuse_held_capabilities(ctx, host, capabilities):

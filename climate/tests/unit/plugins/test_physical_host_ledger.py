@@ -183,9 +183,78 @@ def test_a_bad_allocation_ratio_is_400_naming_it(env, value):
     assert env.snapshot() == before
 
 
-def test_allocation_ratios_are_not_capabilities_to_update(env):
+def test_an_update_sets_allocation_ratios_and_the_ledger(env):
+    add_hosts(env, 1, cpu_allocation_ratio=2)
+    assert inventory('1')['VCPU'] == (8, 2.0)
+    # six slots of two VCPUs: 12 of the 16 usable
+    _l, _r, placed = env.book_slots('slots', at(0), at(4),
+                                    {'VCPU': 2, 'MEMORY_MB': 256}, count=6)
+    assert placed == {'1': 6}
+
+    # 12 VCPUs usable still fit: the ledger inventory follows the host
+    host = base.admin(env, 'PUT', '/v1/os-hosts/1', {
+        'values': {'cpu_allocation_ratio': '1.5'}})['host']
+    assert host['cpu_allocation_ratio'] == 1.5
+    assert inventory('1')['VCPU'] == (8, 1.5)
+
+    # 8 do not: refused, nothing changed (the capability neither)
+    before = env.snapshot()
+    for body, given in (({'cpu_allocation_ratio': 1}, '1'),
+                        ({'cpu_allocation_ratio': None, 'gpu': 'true'},
+                         'null (1.0)')):
+        resp = env.request('PUT', '/v1/os-hosts/1', persona='admin',
+                           body=body)
+        assert resp.status_int == 409, resp.text
+        assert resp.json['error_message'] == (
+            'Conflict: host h00 (1) cannot take cpu_allocation_ratio %s: '
+            'the usable VCPU of provider 1 cannot become 8: 12 are booked '
+            'at 2090-01-01 00:00:00 UTC. Reservations not yet over count on '
+            'the capacity it has; lower the ratio once they are over.' %
+            given)
+        assert env.snapshot() == before
+    assert inventory('1')['VCPU'] == (8, 1.5)
+
+    # higher, with a capability: a host reserved whole takes all of it
+    host = base.admin(env, 'PUT', '/v1/os-hosts/1', {
+        'cpu_allocation_ratio': 4, 'ram_allocation_ratio': 2,
+        'gpu': 'true'})['host']
+    assert (host['cpu_allocation_ratio'], host['ram_allocation_ratio'],
+            host['disk_allocation_ratio'], host['gpu']) == (
+                4.0, 2.0, None, 'true')
+    assert inventory('1') == {'HOST': (1, 1.0), 'VCPU': (8, 4.0),
+                              'MEMORY_MB': (8192, 2.0),
+                              'DISK_GB': (100, 1.0)}
+    whole = base.host_lease(env, 'whole', text(at(10)), text(at(11)))
+    res_id = whole['reservations'][0]['id']
+
+    def held():
+        return {b[1]: b[2] for b in env.bookings() if b[5] == res_id}
+
+    assert held() == {'HOST': 1, 'VCPU': 32, 'MEMORY_MB': 16384,
+                      'DISK_GB': 100}
+    base.admin(env, 'PUT', '/v1/os-hosts/1', {'ram_allocation_ratio': None})
+    assert held()['MEMORY_MB'] == 8192
+    assert inventory('1')['MEMORY_MB'] == (8192, 1.0)
+    shown = base.admin(env, 'GET', '/v1/os-hosts/1')['host']
+    assert shown['ram_allocation_ratio'] is None
+
+
+@pytest.mark.parametrize('value', [0, -1, 'x', True, 'nan', [], '1e7'])
+def test_a_bad_allocation_ratio_update_is_400_naming_it(env, value):
     add_hosts(env, 1)
+    before = env.snapshot()
+    resp = env.request('PUT', '/v1/os-hosts/1', persona='admin',
+                       body={'disk_allocation_ratio': value, 'gpu': 'x'})
+    assert resp.status_int == 400, resp.text
+    assert 'disk_allocation_ratio' in resp.text
+    assert env.snapshot() == before
+
+
+def test_allocation_ratios_are_placements_with_nova(env):
+    add_hosts(env, 1)
+    env.backend.name = 'nova'
     resp = env.request('PUT', '/v1/os-hosts/1', persona='admin',
                        body={'cpu_allocation_ratio': 2})
     assert resp.status_int == 400, resp.text
-    assert 'cpu_allocation_ratio' in resp.text
+    assert 'cpu_allocation_ratio is a fact of the host; it cannot be ' \
+        'changed' in resp.text

@@ -30,3 +30,16 @@ def service_client(conf=None):
 def trust_client(trust_id, conf=None):
     """Nova acting for the trustor of ``trust_id``, in the trust's project."""
     return client(keystone.trust_session(trust_id, conf), conf)
+
+
+def bounded_service_client(conf=None, timeout=60, version=None):
+    """:func:`service_client` (at ``version``, default ``[nova]
+    api_version``) whose calls time out after ``timeout`` seconds unless
+    ``[service_auth]`` sets a timeout: a hung Nova must fail the event
+    (which is retried), not hold a manager worker for ever."""
+    nova = client(keystone.service_session(conf), conf, version=version)
+    adapter = nova.client
+    if getattr(adapter.session, 'timeout', None) is None and \
+            getattr(adapter, 'timeout', None) is None:
+        adapter.timeout = timeout
+    return nova

@@ -554,7 +554,7 @@ class VirtualInstancePlugin(base.ResourcePlugin):
             elif reservation.get('server') and reservation.get('server_id'):
                 # a server Climate booted for the lease goes with it; the
                 # user's own server stays (shelved) in the project
-                self.backend.release(reservation)
+                self.backend.discard(reservation)
         with db_api.writer(ctx) as session:
             ledger.release(session, reservation['id'])
 

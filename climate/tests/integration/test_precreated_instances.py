@@ -179,3 +179,18 @@ def test_on_end_snapshot_keeps_an_image_and_deletes_the_server(
     assert compute.gone(server.id)
     for image in images:
         compute.image_api.delete(f"/v2/images/{image['id']}")
+
+
+def test_a_lease_deleted_before_its_start_takes_the_server_it_booted(
+        cloud, api, tokens, compute):
+    names = cloud.info['compute_hosts'][:3]
+    register_hosts(api, tokens['admin'], names)
+    lease = create(api, tokens['demo'], 'pre-dropped', {
+        'server': {'name': 'climate-it-dropped', 'imageRef': compute.image,
+                   'flavorRef': compute.flavor, 'networks': 'none'}},
+        iso_in(3600), iso_in(7200))
+    server_id = lease['reservations'][0]['server_id']
+    assert server_id
+    resp = api.call('DELETE', f"/v1/leases/{lease['id']}", tokens['demo'])
+    assert resp.status_code == 204, resp.text
+    wait_for(lambda: compute.gone(server_id), WAIT, message='deleted')

@@ -109,14 +109,8 @@ class NovaBackend(base.InventoryBackend):
         with self._lock:
             if self._client is None:
                 with _Calls('connecting'):
-                    client = nova_clients.service_client(self.conf)
-                adapter = client.client
-                if getattr(adapter.session, 'timeout', None) is None and \
-                        getattr(adapter, 'timeout', None) is None:
-                    # a hung Nova must fail the event (and retry it), not
-                    # hold a manager worker forever
-                    adapter.timeout = CALL_TIMEOUT
-                self._client = client
+                    self._client = nova_clients.bounded_service_client(
+                        self.conf, CALL_TIMEOUT)
             return self._client
 
     @property

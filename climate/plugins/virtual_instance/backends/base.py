@@ -161,3 +161,10 @@ class InstanceBackend(abc.ABC):
         :returns: ``dict(server_status=..., snapshot_id=...)``.
         """
         raise NotImplementedError()
+
+    def discard(self, reservation):
+        """Delete the server Climate booted for a reservation whose lease
+        is deleted before its start, without waiting for Nova to finish
+        (it runs in the delete's transaction); a server already gone is
+        fine."""
+        raise NotImplementedError()

@@ -212,13 +212,8 @@ class NovaInstanceBackend(base.InstanceBackend):
         with self._lock:
             if self._nova is None:
                 with _Calls('connecting'):
-                    client = nova_clients.service_client(self.conf)
-                adapter = client.client
-                if getattr(adapter.session, 'timeout', None) is None and \
-                        getattr(adapter, 'timeout', None) is None:
-                    # a hung Nova must fail the event, not hold a worker
-                    adapter.timeout = CALL_TIMEOUT
-                self._nova = client
+                    self._nova = nova_clients.bounded_service_client(
+                        self.conf, CALL_TIMEOUT)
             return self._nova
 
     @property
@@ -287,6 +282,9 @@ class NovaInstanceBackend(base.InstanceBackend):
 
     def release(self, reservation):
         return self.servers.release(reservation)
+
+    def discard(self, reservation):
+        return self.servers.discard(reservation)
 
     # -- flavor() ----------------------------------------------------------
 

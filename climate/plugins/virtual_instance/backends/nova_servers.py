@@ -32,7 +32,6 @@ import time
 
 from oslo_log import log as logging
 
-from climate.clients import keystone
 from climate.clients import nova as nova_clients
 from climate import exceptions
 from climate.plugins.virtual_instance.backends import nova
@@ -110,9 +109,8 @@ class ServerActions:
         a newer microversion than Climate's ``[nova] api_version``)."""
         if self._unshelver is None:
             with nova._Calls('connecting'):
-                self._unshelver = nova_clients.client(
-                    keystone.service_session(self.backend.conf),
-                    self.backend.conf, version=version)
+                self._unshelver = nova_clients.bounded_service_client(
+                    self.backend.conf, nova.CALL_TIMEOUT, version=version)
         return self._unshelver
 
     def _get(self, server_id):
@@ -299,14 +297,22 @@ class ServerActions:
                    'its snapshot')
         return image
 
-    def _delete(self, sid):
+    def _delete(self, sid, wait=True):
         try:
             with nova._Calls('deleting server %s' % sid):
                 self.nova.servers.delete(sid)
         except exceptions.CloudUnavailable as exc:
             if not nova._nova_nf(exc):
                 raise
-        self._wait(sid, lambda s: s is None, 'its deletion')
+        if wait:
+            self._wait(sid, lambda s: s is None, 'its deletion')
+
+    def discard(self, reservation):
+        """See :meth:`base.InstanceBackend.discard`."""
+        if reservation.get('server_id'):
+            self._delete(reservation['server_id'], wait=False)
+            LOG.info('Reservation %s deleted before its start: server %s '
+                     'deleted', reservation['id'], reservation['server_id'])
 
     def release(self, reservation):
         """See :meth:`base.InstanceBackend.release`."""

@@ -53,6 +53,10 @@ class ServerBackend(base.RecordingBackend):
         return {'server_status': 'ACTIVE', 'server_error': None,
                 'aggregate_id': 9}
 
+    def discard(self, reservation):
+        self.calls.append(('discard', reservation['id'],
+                           reservation['server_id']))
+
     def release(self, reservation):
         self.calls.append(('release', reservation['id'],
                            reservation['server_id'], reservation['on_end']))
@@ -251,5 +255,5 @@ def test_delete_before_the_start_removes_only_a_server_climate_booted(env):
                                      'flavorRef': 'm1.small'}})
     env.request('DELETE', '/v1/leases/' + booted['id'])
     assert [c[0] for c in env.backend.calls] == ['hold', 'boot', 'hold',
-                                                 'release']
+                                                 'discard']
     assert base.bookings() == []

@@ -29,7 +29,7 @@ from climate.tests.integration.test_instance_reservations import (  # noqa
 WAIT = compute_mod.WAIT
 VERSION = '1.4'
 #: Seconds from the create to the start: room to see the server shelved.
-LEAD = 30
+LEAD = 20
 
 
 @pytest.fixture

@@ -201,7 +201,7 @@ class NovaInstanceBackend(base.InstanceBackend):
         super().__init__(conf)
         self._nova = None
         self._placement = None
-        self._servers = None
+        self._server_actions = None
         self._lock = threading.Lock()
 
     # -- plumbing ----------------------------------------------------------
@@ -262,11 +262,11 @@ class NovaInstanceBackend(base.InstanceBackend):
     def servers(self):
         """The pre-created servers' actions (``nova_servers``)."""
         with self._lock:
-            if self._servers is None:
+            if self._server_actions is None:
                 from climate.plugins.virtual_instance.backends import \
                     nova_servers
-                self._servers = nova_servers.ServerActions(self)
-            return self._servers
+                self._server_actions = nova_servers.ServerActions(self)
+            return self._server_actions
 
     def server(self, server_id):
         return self.servers.server(server_id)

@@ -849,7 +849,8 @@ class VirtualInstancePlugin(base.ResourcePlugin):
             return True
 
     def _clear_flags(self, ctx, down, now):
-        """Clear missing_resources where no booking is on a down host."""
+        """Clear missing_resources where no booking is on a down host
+        (not where a pre-created server is in error)."""
         cleared = set()
         for res_id, lease_id in db_api.reservations_flagged(ctx,
                                                             RESOURCE_TYPE):
@@ -861,9 +862,11 @@ class VirtualInstancePlugin(base.ResourcePlugin):
             with db_api.writer(ctx):
                 locked = db_api.lease_get(ctx, lease_id, for_update=True)
                 for r in locked.reservations:
-                    if r.id == res_id:
+                    # a pre-created server that is gone stays flagged
+                    if r.id == res_id and r.missing_resources and \
+                            not (r.params or {}).get('server_error'):
                         r.missing_resources = False
+                        cleared.add(res_id)
                 locked.degraded = any(r.missing_resources
                                       for r in locked.reservations)
-            cleared.add(res_id)
         return cleared

@@ -216,9 +216,11 @@ def test_a_server_deleted_meanwhile_is_a_visible_error(env):
     assert res['server_error'] == ('Server srv-1 was deleted before the '
                                    'lease started.')
     assert res['missing_resources'] is True and found['degraded'] is True
-    # the pass that keeps servers shelved says the same, once
+    # the periodic pass says the same, once, and does not clear the flag
     plugin = env.plugin('virtual:instance')
-    assert plugin._hold_pending(context.admin_context()) == []
+    assert plugin.heal(context.admin_context()) == []
+    found = base.get(env, made['id'])
+    assert found['reservations'][0]['missing_resources'] is True
 
 
 def test_updates_keep_the_server(env):

@@ -15,7 +15,13 @@ the next year.  Measured, over random 4-hour windows of that year:
   search's three statements, lock, re-check, insert, commit);
 - ``place`` with affinity (all on one host) and anti-affinity;
 - ``place_whole``: 1 to 3 hosts whole (free of any booking);
-- ``book``: explicit amounts on a named host (lock, re-check, insert).
+- ``book``: explicit amounts on a named host (lock, re-check, insert);
+- the availability search's reads (``ledger.Outlook``, as
+  ``POST /v1/instances/availability`` makes them): the three earliest
+  windows, one after the other, for 1 to 20 slots for 1 to 48 hours from
+  a random day of that year, with the inventories read by each search
+  (as ``ledger.earliest_start`` does) and handed over from a cache (as
+  the API does).
 """
 
 import datetime
@@ -45,6 +51,8 @@ INVENTORY = {'HOST': dict(total=1), 'VCPU': dict(total=64,
              'DISK_GB': dict(total=2000)}
 TARGET_P50 = 30.0
 TARGET_P99 = 60.0
+SEARCHES = 100
+TARGET_SEARCH_P50 = 100.0
 YEAR = datetime.timedelta(days=365)
 
 
@@ -206,6 +214,46 @@ def _book(rng):
     return call
 
 
+def _availability(label, base, seed, cached):
+    """Three consecutive earliest windows per search, on every provider."""
+    rng = random.Random(seed)
+    ctx = context.admin_context()
+    profiles = None
+    if cached:
+        with db_api.reader(ctx) as session:
+            profiles = ledger.inventory_profiles(
+                session, SHAPE, ledger.COMPUTE_HOST)
+    times, windows = [], 0
+    for i in range(WARMUP + SEARCHES):
+        earliest = base + datetime.timedelta(days=rng.randint(0, 300))
+        duration = datetime.timedelta(hours=rng.randint(1, 48))
+        amount = rng.randint(1, 20)
+        began = time.perf_counter()
+        found = []
+        with db_api.reader(ctx) as session:
+            outlook = ledger.Outlook(session, SHAPE, None,
+                                     ledger.COMPUTE_HOST, profiles=profiles)
+            cursor = earliest
+            while len(found) < 3:
+                when = outlook.earliest(amount, duration, cursor,
+                                        earliest + YEAR)
+                if when is None:
+                    break
+                found.append(when)
+                cursor = when[0] + duration
+        ms = (time.perf_counter() - began) * 1000
+        if i >= WARMUP:
+            times.append(ms)
+            windows += len(found)
+    p50 = common.percentile(times, 50)
+    print('    %s: %s; %d windows' % (label, common.summary(times), windows))
+    if cached:
+        # the API's path (the target of bench_instances, API included)
+        print('      p50 %s' % common.verdict(p50, TARGET_SEARCH_P50))
+    return {'what': label, 'p50_ms': p50,
+            'p99_ms': common.percentile(times, 99)}
+
+
 def run():
     engine = common.ENGINE
     print('== ledger: %d providers, %d placements, %s' % (
@@ -232,6 +280,10 @@ def run():
                 ('book on a named host', _book))):
             results.append(_measure(label, _reservations(count, 'm%d' % n),
                                     ask, base, n))
+        for n, (label, cached) in enumerate((
+                ('availability, 3 windows, inventories read', False),
+                ('availability, 3 windows, inventories cached', True))):
+            results.append(_availability(label, base, 10 + n, cached))
     finally:
         db_api.get_engine().dispose()
         if not common.KEEP:

@@ -40,8 +40,8 @@ booking of the window; partly used providers fill up, and providers of
 high ids stay whole for large shapes and whole-host reservations.
 """
 
-import bisect
 import collections
+import heapq
 import itertools
 
 #: The class of a provider taken whole (a compute host reserved by
@@ -197,6 +197,18 @@ def total_fit(fits, affinity=None):
     return sum(counts)
 
 
+def count_fit(counts, affinity=None):
+    """:func:`total_fit` of providers given as ``counts`` (``{units:
+    number of providers holding that many}``)."""
+    held = [(units, many) for units, many in counts.items()
+            if units > 0 and many > 0]
+    if affinity is True:
+        return max((units for units, _many in held), default=0)
+    if affinity is False:
+        return sum(many for _units, many in held)
+    return sum(units * many for units, many in held)
+
+
 def plan(fits, count, affinity=None):
     """Where ``count`` units go (the placement rule of this module):
     ``{provider: units}``, or None when they do not fit."""
@@ -238,6 +250,218 @@ def plan_in_order(fits, count, affinity=None, chunks=None):
     return None
 
 
+class _Tally:
+    """A multiset of units per provider and the :func:`total_fit` of it
+    under each affinity, kept as providers change."""
+
+    def __init__(self, counts=None):
+        self.counts = collections.Counter()
+        self.units = 0
+        self.providers = 0
+        self._high = []
+        for units, many in (counts or {}).items():
+            self.add(units, many)
+
+    def add(self, units, many=1):
+        if units <= 0 or many <= 0:
+            return
+        if not self.counts[units]:
+            heapq.heappush(self._high, -units)
+        self.counts[units] += many
+        self.units += units * many
+        self.providers += many
+
+    def remove(self, units, many=1):
+        if units <= 0 or many <= 0:
+            return
+        if self.counts[units] < many:
+            raise ValueError('%d provider(s) hold no %d unit(s)' % (many,
+                                                                    units))
+        self.counts[units] -= many
+        self.units -= units * many
+        self.providers -= many
+
+    def total(self, affinity=None):
+        if affinity is True:
+            while self._high and not self.counts[-self._high[0]]:
+                heapq.heappop(self._high)
+            return -self._high[0] if self._high else 0
+        if affinity is False:
+            return self.providers
+        return self.units
+
+
+def idle_fits(inventories, shape):
+    """``{units: providers}``: how many of ``inventories``' providers
+    (``{provider: {class: Inventory}}``) hold each number of units of
+    ``shape`` with nothing booked (those that hold none left out).
+    Providers of the same inventory are counted with one computation."""
+    seen = {}
+    counts = collections.Counter()
+    for held in inventories.values():
+        key = tuple(held.get(cls) for cls in sorted(shape))
+        units = seen.get(key)
+        if units is None:
+            units = seen[key] = units_fit(
+                held, {cls: usable(inv) for cls, inv in held.items()},
+                shape)
+        if units:
+            counts[units] += 1
+    return dict(counts)
+
+
+def shape_classes(shape):
+    """The classes ``shape`` asks a positive amount of, sorted: the order
+    of the amounts in :func:`sweep_rows`' rows."""
+    classes = sorted(cls for cls, amount in shape.items() if amount > 0)
+    if not classes:
+        raise ValueError('a shape must ask for some amount of a class')
+    return classes
+
+
+def booking_rows(bookings, shape):
+    """``{provider: [(start, end, amounts)]}`` of ``bookings`` (``{provider:
+    {class: [Booking]}}``): the bookings of one provider over one window
+    as one row, ``amounts`` in the order of :func:`shape_classes` (other
+    classes left out; bookings of no length hold nothing)."""
+    classes = shape_classes(shape)
+    rows = {}
+    for provider, booked in bookings.items():
+        windows = {}
+        for index, cls in enumerate(classes):
+            for b_start, b_end, amount in booked.get(cls, ()):
+                if amount and b_end > b_start:
+                    held = windows.setdefault((b_start, b_end),
+                                              [0] * len(classes))
+                    held[index] += amount
+        if windows:
+            rows[provider] = [(b_start, b_end, tuple(held)) for
+                              (b_start, b_end), held in windows.items()]
+    return rows
+
+
+def sweep(idle, inventories, bookings, shape, duration, earliest,
+          latest_end=None, affinity=None):
+    """Units of ``shape`` that fit over ``[t, t + duration)``, for each
+    start ``t`` worth trying, in order: ``earliest``, then each booking
+    end after it (units only gain room when a booking leaves the window);
+    ``(t, units)`` pairs, as :func:`total_fit` counts them under
+    ``affinity``, while ``t + duration`` is at most ``latest_end`` (if
+    given).
+
+    :param idle: ``{units: providers}`` of providers not named in
+        ``inventories`` that have nothing booked up to the last window
+        (:func:`idle_fits`): they hold as many units over every window.
+    :param inventories: ``{provider: {class: Inventory}}`` of the other
+        providers.
+    :param bookings: ``{provider: {class: [Booking]}}`` on them.  Those
+        starting at or after the end of a window yielded may be left out:
+        they cannot change it.
+
+    Each provider's units are worked out again only when a booking of it
+    enters or leaves the window, so a sweep costs about the bookings it
+    passes, not the providers times the starts.
+    """
+    return sweep_rows(idle, inventories, booking_rows(bookings, shape),
+                      shape, duration, earliest, latest_end, affinity)
+
+
+def sweep_rows(idle, inventories, rows, shape, duration, earliest,
+               latest_end=None, affinity=None):
+    """:func:`sweep` with the bookings as :func:`booking_rows` gives them
+    (``{provider: [(start, end, amounts)]}``, amounts in the order of
+    :func:`shape_classes`; ``start < end``)."""
+    if not duration:
+        raise ValueError('duration must be positive')
+    classes = shape_classes(shape)
+    per_unit = [shape[cls] for cls in classes]
+    tally = _Tally(idle)
+    room = {}
+    fits = {}
+    entering = []
+    # providers often share one inventory object (the SQL side groups
+    # them): worked out once each
+    seen = {}
+    for provider, held in inventories.items():
+        known = seen.get(id(held))
+        if known is None or known[0] is not held:
+            units = units_fit(held, {cls: usable(inv)
+                                     for cls, inv in held.items()}, shape)
+            # every class of the shape is there, and allows its amount
+            known = seen[id(held)] = (held, units, units and [
+                usable(held[cls]) for cls in classes])
+        units = known[1]
+        tally.add(units)
+        if not units:
+            # nothing fits even when it is free: bookings change nothing
+            continue
+        room[provider] = known[2]
+        fits[provider] = units
+        for row in rows.get(provider, ()):
+            if row[1] > earliest:
+                entering.append((row[0], row[1], row[2], provider))
+    entering.sort(key=lambda r: r[0])
+    starts = sorted({earliest} | {r[1] for r in entering})
+    active = collections.defaultdict(list)
+    leaving = []
+    entered = 0
+    for start in starts:
+        end = start + duration
+        if latest_end is not None and end > latest_end:
+            return
+        changed = set()
+        while entered < len(entering) and entering[entered][0] < end:
+            row = entering[entered]
+            entered += 1
+            if row[1] > start:
+                active[row[3]].append(row)
+                heapq.heappush(leaving, (row[1], entered - 1))
+                changed.add(row[3])
+        while leaving and leaving[0][0] <= start:
+            row = entering[heapq.heappop(leaving)[1]]
+            active[row[3]].remove(row)
+            changed.add(row[3])
+        for provider in changed:
+            held = active[provider]
+            if not held:
+                del active[provider]
+            units = _units_left(room[provider], per_unit, held)
+            if units != fits[provider]:
+                tally.remove(fits[provider])
+                tally.add(units)
+                fits[provider] = units
+        yield start, tally.total(affinity)
+
+
+def _units_left(room, per_unit, active):
+    """Units left on a provider with ``room`` (usable capacity per class)
+    when ``active`` rows ``(start, end, amounts, provider)`` all overlap
+    the window.  Intervals that all meet the window and share an instant
+    share one within it, so the peak over the window of a class is its
+    rows' largest overlap, wherever it lies."""
+    if not active:
+        peaks = (0,) * len(room)
+    elif len(active) == 1:
+        peaks = active[0][2]
+    else:
+        # ends before starts at one instant: half-open windows
+        events = sorted([(r[0], 1, r[2]) for r in active] +
+                        [(r[1], 0, r[2]) for r in active],
+                        key=lambda e: (e[0], e[1]))
+        level = [0] * len(room)
+        peaks = [0] * len(room)
+        for _when, kind, amounts in events:
+            for index, amount in enumerate(amounts):
+                if kind:
+                    level[index] += amount
+                    if level[index] > peaks[index]:
+                        peaks[index] = level[index]
+                else:
+                    level[index] -= amount
+    return min(max(0, free - peak) // amount
+               for free, peak, amount in zip(room, peaks, per_unit))
+
+
 def earliest_window(inventories, bookings, shape, count, duration,
                     earliest, latest_end=None, affinity=None):
     """The earliest start ``t >= earliest`` at which ``count`` units of
@@ -248,41 +472,20 @@ def earliest_window(inventories, bookings, shape, count, duration,
     :param bookings: ``{provider: {class: [Booking]}}``.
 
     Units only gain room when a booking leaves the window, so the only
-    starts worth trying are ``earliest`` and the booking ends after it;
-    each try costs the bookings near its window (they are searched by
-    start, as the SQL side reads them).
+    starts worth trying are ``earliest`` and the booking ends after it
+    (:func:`sweep`); providers with no booking after ``earliest`` hold
+    their full capacity over every window and are counted once.
     """
     if count < 1 or not duration:
         raise ValueError('count and duration must be positive')
-    by_start = {}
-    for provider, classes in bookings.items():
-        for cls, rows in classes.items():
-            if not rows:
-                continue
-            ordered = sorted(rows)
-            by_start[provider, cls] = ([r[0] for r in ordered], ordered)
-    longest = {key: max((r[1] - r[0] for r in rows), default=None)
-               for key, (_starts, rows) in by_start.items()}
-    starts = {earliest}
-    for classes in bookings.values():
-        for rows in classes.values():
-            starts.update(r[1] for r in rows if r[1] > earliest)
-    for start in sorted(starts):
-        end = start + duration
-        if latest_end is not None and end > latest_end:
-            return None
-        fits = {}
-        for provider, classes in inventories.items():
-            near = {}
-            for cls in shape:
-                key = (provider, cls)
-                if key not in by_start:
-                    continue
-                keys, rows = by_start[key]
-                low = bisect.bisect_left(keys, start - longest[key])
-                high = bisect.bisect_left(keys, end)
-                near[cls] = rows[low:high]
-            fits[provider] = provider_fit(classes, near, shape, start, end)
-        if total_fit(fits, affinity) >= count:
+    busy = {provider for provider, classes in bookings.items()
+            if any(b[1] > earliest for rows in classes.values()
+                   for b in rows)}
+    idle = idle_fits({p: held for p, held in inventories.items()
+                      if p not in busy}, shape)
+    changing = {p: held for p, held in inventories.items() if p in busy}
+    for start, units in sweep(idle, changing, bookings, shape, duration,
+                              earliest, latest_end, affinity):
+        if units >= count:
             return start
     return None

@@ -3,6 +3,7 @@ re-check, whole providers against slots, inventory changes, the search
 against the pure placement rule, and bounded statement counts.  The
 functional tests run the concurrency proof on MariaDB and PostgreSQL."""
 
+import collections
 import datetime
 import random
 import uuid
@@ -507,3 +508,83 @@ def test_free_capacity_and_earliest_start(ctx):
         assert ledger.earliest_start(session, SHAPE, 4, H, at(0),
                                      latest_end=at(5),
                                      affinity=True) is None
+
+
+def _pure_units(inventories, booked, shape, start, end, affinity, allowed):
+    return capacity.total_fit(
+        {p: capacity.provider_fit(inventories[p], booked.get(p, {}), shape,
+                                  start, end)
+         for p in inventories if allowed is None or p in allowed}, affinity)
+
+
+@pytest.mark.parametrize('named_max,sep', [(1000, ','), (2, ','),
+                                           (1000, '0')])
+def test_outlook_agrees_with_the_pure_functions(ctx, monkeypatch, named_max,
+                                                sep):
+    # named_max 2: a longer list of providers is read whole and kept in
+    # Python; sep '0': every id holds the separator, the profiles are
+    # read one row per provider
+    monkeypatch.setattr(ledger, 'NAMED_MAX', named_max)
+    monkeypatch.setattr(ledger, '_SEP', sep)
+    rng = random.Random(23)
+    names = _random_world(ctx, rng, bookings=60)
+    inventories, booked = _all_bookings(ctx)
+    answers = collections.Counter()
+    for trial in range(40):
+        shape = {'VCPU': rng.randint(1, 3), 'MEMORY_MB': rng.randint(0, 2)}
+        count = rng.randint(1, 6)
+        affinity = rng.choice([None, True, False])
+        duration = H * rng.choice([1, 3, 24])
+        earliest = at(rng.randint(0, 40))
+        latest_end = rng.choice([None, earliest + duration * 3,
+                                 at(3000)])
+        allowed = sorted(rng.sample(names, 5)) if trial % 3 == 0 else None
+        subset = {p: inventories[p] for p in inventories
+                  if allowed is None or p in allowed}
+        expected = capacity.earliest_window(
+            subset, booked, shape, count, duration, earliest, latest_end,
+            affinity)
+        with db_api.reader(ctx) as session:
+            outlook = ledger.Outlook(session, shape, allowed, KIND)
+            assert outlook.most(affinity) == capacity.total_fit(
+                {p: capacity.units_fit(held, {
+                    c: capacity.usable(i) for c, i in held.items()}, shape)
+                 for p, held in subset.items()}, affinity)
+            # a window asked before the search, one after it
+            first = earliest + H * rng.randint(0, 5)
+            assert outlook.units(first, first + duration, affinity) == \
+                _pure_units(inventories, booked, shape, first,
+                            first + duration, affinity, allowed)
+            found = outlook.earliest(count, duration, earliest, latest_end,
+                                     affinity)
+            assert (found and found[0]) == expected, trial
+            if found:
+                assert found[1] == _pure_units(
+                    inventories, booked, shape, found[0],
+                    found[0] + duration, affinity, allowed) >= count
+            later = earliest + H * rng.randint(0, 50)
+            assert outlook.units(later, later + duration, affinity) == \
+                _pure_units(inventories, booked, shape, later,
+                            later + duration, affinity, allowed)
+            # asked again after reading further, with a nearer end
+            assert (outlook.earliest(count, duration, earliest,
+                                     earliest + 2 * duration, affinity) or
+                    [None])[0] == capacity.earliest_window(
+                subset, booked, shape, count, duration, earliest,
+                earliest + 2 * duration, affinity)
+            assert ledger.earliest_start(
+                session, shape, count, duration, earliest, latest_end,
+                affinity, allowed, KIND) == expected
+        answers[expected is None, expected == earliest] += 1
+    # found at once, found later and not found were all exercised
+    assert len(answers) == 3, answers
+
+
+def test_outlook_with_no_provider_reads_nothing(ctx):
+    host(ctx, 'h1')
+    with db_api.reader(ctx) as session:
+        seen = _statements(ctx, lambda: (
+            ledger.Outlook(session, SHAPE, [], KIND).units(at(0), at(1)),
+            ledger.Outlook(session, SHAPE, [], KIND).earliest(
+                1, H, at(0), at(5))))
+    assert seen == 0

@@ -3,6 +3,7 @@ Blazar's validation and sentences, booking, updates, start/end on the
 backend, healing, mixed host and instance reservations, availability."""
 
 import collections
+import datetime
 import time
 
 import pytest
@@ -555,29 +556,57 @@ def test_availability_needs_1_3_and_answers_windows(env):
 
 
 def test_availability_looks_past_its_first_horizon(env, monkeypatch):
-    """The search reads a growing horizon (7 days, then fourfold): a
-    window after a long busy stretch is still found, and the same as a
-    search reading everything at once would find."""
+    """The search reads the requested window first, then a horizon four
+    times as long each time: a window after a long busy stretch is still
+    found, and the same as a search reading everything at once would
+    find, without reading the year up to latest_end."""
     add_hosts(env, 1)
     lease(env, 'long', slots(amount=4), end='2090-02-20 00:00')
     query = {'amount': 4, 'vcpus': 1, 'memory_mb': 512, 'disk_gb': 1,
              'duration': '2h', 'earliest_start': START, 'limit': 1,
              'latest_end': '2091-01-01 00:00'}
     reads = []
-    real = ledger.earliest_start
+    real = ledger.Outlook._read
 
-    def counted(session, *args):
-        reads.append(args[4])  # latest_end of each read
-        return real(session, *args)
+    def counted(self, low, high):
+        reads.append(high)
+        return real(self, low, high)
 
-    monkeypatch.setattr(ledger, 'earliest_start', counted)
+    monkeypatch.setattr(ledger.Outlook, '_read', counted)
     resp = env.request('POST', '/v1/instances/availability', body=query,
                        version='1.3')
     assert resp.status_int == 200, resp.text
     windows = resp.json['availability']['windows']
     assert [w['start'] for w in windows] == ['2090-02-20T00:00:00.000000']
-    # 7 days, 28 days, 112 days: three bounded reads, not one of a year
-    assert len(reads) == 3, reads
+    # 2 h, 8 h, 32 h... 2048 h (85 days): bounded reads, each of the
+    # stretch after the one before, not one of a year
+    start = datetime.datetime(2090, 1, 1)
+    assert reads == [start + datetime.timedelta(hours=2 * 4 ** k)
+                     for k in range(6)], reads
+
+
+def test_availability_follows_the_host_inventory(env):
+    """The hosts' inventories are cached per inventory version: a host
+    enrolled or given another allocation ratio counts at once."""
+    add_hosts(env, 1)
+    query = {'amount': 1, 'vcpus': 1, 'memory_mb': 512, 'disk_gb': 1,
+             'duration': '1h', 'earliest_start': START, 'limit': 1}
+
+    def free():
+        resp = env.request('POST', '/v1/instances/availability', body=query,
+                           version='1.3')
+        assert resp.status_int == 200, resp.text
+        return resp.json['availability']['windows'][0]['slots_free']
+
+    assert free() == 4
+    admin(env, 'PUT', '/v1/os-hosts/1',
+          {'values': {'cpu_allocation_ratio': '2.0'}})
+    assert free() == 8
+    admin(env, 'POST', '/v1/os-hosts',
+          dict(name='more', vcpus=2, memory_mb=4096, local_gb=40),
+          expect=201)
+    ensure_inventory()
+    assert free() == 10
 
 
 @pytest.mark.parametrize('query,field', [

@@ -334,3 +334,86 @@ def test_earliest_window_matches_brute_force(world, shape, count, affinity,
         assert found is None or found >= horizon - duration
     else:
         assert found == expected
+
+
+def brute_units(inv, rows, shape, start, end):
+    """The most units of ``shape`` one provider holds over ``[start,
+    end)``, second by second."""
+    one = {'p': inv}
+    n = 0
+    while brute_valid(one, {'p': rows}, shape, {'p': n + 1}, start, end):
+        n += 1
+    return n
+
+
+@PROPERTY
+@given(scenario(), shape_st, affinity_st, st.integers(1, 6),
+       st.one_of(st.none(), st.integers(10, 40)), st.data())
+def test_sweep_counts_every_start_it_tries_as_brute_force(
+        world, shape, affinity, duration, latest_end, data):
+    invs, bookings, earliest, _end = world
+    # providers with nothing booked after earliest may be handed over as
+    # idle counts instead: the same answers
+    free = sorted(p for p in invs
+                  if not any(b.end > earliest for rows in
+                             bookings[p].values() for b in rows))
+    moved = data.draw(st.sets(st.sampled_from(free)) if free else
+                      st.just(set()))
+    idle = cap.idle_fits({p: invs[p] for p in moved}, shape)
+    changing = {p: invs[p] for p in invs if p not in moved}
+    seen = list(cap.sweep(idle, changing, bookings, shape, duration,
+                          earliest, latest_end, affinity))
+    starts = [t for t, _units in seen]
+    assert starts == sorted(set(starts))
+    if latest_end is None or earliest + duration <= latest_end:
+        assert starts[0] == earliest
+    for t, units in seen:
+        assert latest_end is None or t + duration <= latest_end
+        fits = {p: brute_units(invs[p], bookings[p], shape, t,
+                               t + duration) for p in invs}
+        assert units == cap.total_fit(fits, affinity)
+    # and no start in between does better than the last one tried
+    for (t, units), nxt in zip(seen, starts[1:] + [None]):
+        for s in range(t + 1, nxt if nxt is not None else t + 1):
+            fits = {p: brute_units(invs[p], bookings[p], shape, s,
+                                   s + duration) for p in invs}
+            assert cap.total_fit(fits, affinity) <= units
+
+
+@PROPERTY
+@given(world_st, shape_st)
+def test_idle_fits_counts_providers_by_units(invs, shape):
+    expected = {}
+    for held in invs.values():
+        n = brute_units(held, {}, shape, 0, 1)
+        if n:
+            expected[n] = expected.get(n, 0) + 1
+    assert cap.idle_fits(invs, shape) == expected
+
+
+def test_sweep_tally_keeps_the_most_on_one_provider():
+    tally = cap._Tally({3: 2, 5: 1})
+    assert (tally.total(None), tally.total(True), tally.total(False)) == \
+        (11, 5, 3)
+    tally.remove(5)
+    tally.add(4)
+    assert (tally.total(None), tally.total(True), tally.total(False)) == \
+        (10, 4, 3)
+    tally.remove(4)
+    tally.remove(3, 2)
+    assert (tally.total(None), tally.total(True), tally.total(False)) == \
+        (0, 0, 0)
+    with pytest.raises(ValueError):
+        tally.remove(3)
+
+
+@PROPERTY
+@given(st.dictionaries(st.sampled_from(['p1', 'p2', 'p3', 'p4', 'p5']),
+                       st.integers(0, 5)), affinity_st)
+def test_count_fit_is_total_fit_of_the_counts(fits, affinity):
+    counts = {}
+    for units in fits.values():
+        counts[units] = counts.get(units, 0) + 1
+    assert cap.count_fit(counts, affinity) == cap.total_fit(fits, affinity)
+    tally = cap._Tally(counts)
+    assert tally.total(affinity) == cap.total_fit(fits, affinity)

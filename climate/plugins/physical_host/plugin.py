@@ -245,6 +245,35 @@ def search_windows(ctx, matching, count, duration, earliest,
         horizon *= 4
 
 
+class InventoryVersionCache:
+    """An LRU of values computed from the host inventory, reused while
+    ``computehost_inventory_version`` (bumped in the transaction of every
+    inventory change) stays the same.  The version is read before the
+    value is computed, so an entry is never older than its version."""
+
+    def __init__(self, size):
+        self._size = size
+        self._lock = threading.Lock()
+        self._items = collections.OrderedDict()
+
+    def get(self, ctx, key, compute):
+        """The value for ``key`` at the current version: cached, or
+        ``compute()`` (run outside the lock) and kept."""
+        version = db_hosts.inventory_version(ctx)
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is not None and hit[0] == version:
+                self._items.move_to_end(key)
+                return hit[1]
+        value = compute()
+        with self._lock:
+            self._items[key] = (version, value)
+            self._items.move_to_end(key)
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+        return value
+
+
 class MatchCache:
     """Which hosts a filter matches, per inventory version.
 
@@ -259,27 +288,14 @@ class MatchCache:
     """
 
     def __init__(self, size=None):
-        self._size = size or MATCH_CACHE_SIZE
-        self._lock = threading.Lock()
-        self._items = collections.OrderedDict()
+        self._cache = InventoryVersionCache(size or MATCH_CACHE_SIZE)
 
     def get(self, ctx, params):
         key = (params.get('hypervisor_properties') or '',
                params.get('resource_properties') or '')
-        version = db_hosts.inventory_version(ctx)
-        with self._lock:
-            hit = self._items.get(key)
-            if hit is not None and hit[0] == version:
-                self._items.move_to_end(key)
-                return hit[1]
-        ids = tuple(db_hosts.matching_host_ids(
-            ctx, db_hosts.host_filter(ctx, *parse_filters(params))))
-        with self._lock:
-            self._items[key] = (version, ids)
-            self._items.move_to_end(key)
-            while len(self._items) > self._size:
-                self._items.popitem(last=False)
-        return ids
+        return self._cache.get(ctx, key, lambda: tuple(
+            db_hosts.matching_host_ids(ctx, db_hosts.host_filter(
+                ctx, *parse_filters(params)))))
 
 
 def _fmt(when):

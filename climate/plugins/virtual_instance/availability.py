@@ -19,16 +19,15 @@ slots do not fit), and only the hosts holding a booking in what was read
 are worked out one by one (``climate.scheduling.capacity.sweep``).
 """
 
-import collections
 import datetime
 import threading
 import weakref
 
 from climate import dates
 from climate.db import api as db_api
-from climate.db import hosts as db_hosts
 from climate.db import ledger
 from climate import exceptions
+from climate.plugins.physical_host import plugin as host_plugin
 from climate.plugins.virtual_instance import plugin as instance_plugin
 
 #: Most windows one answer lists.
@@ -54,26 +53,17 @@ class ProfileCache:
     SIZE = 16
 
     def __init__(self):
-        self._lock = threading.Lock()
-        self._items = collections.OrderedDict()
+        self._cache = host_plugin.InventoryVersionCache(self.SIZE)
 
     def get(self, ctx, classes):
         key = tuple(sorted(classes))
-        version = db_hosts.inventory_version(ctx)
-        with self._lock:
-            hit = self._items.get(key)
-            if hit is not None and hit[0] == version:
-                self._items.move_to_end(key)
-                return hit[1]
-        with db_api.reader(ctx) as session:
-            profiles = ledger.inventory_profiles(session, key,
+
+        def read():
+            with db_api.reader(ctx) as session:
+                return ledger.inventory_profiles(session, key,
                                                  ledger.COMPUTE_HOST)
-        with self._lock:
-            self._items[key] = (version, profiles)
-            self._items.move_to_end(key)
-            while len(self._items) > self.SIZE:
-                self._items.popitem(last=False)
-        return profiles
+
+        return self._cache.get(ctx, key, read)
 
 
 #: One cache per plugin (as its host filter's cache is): its lifetime and

@@ -39,12 +39,12 @@ def _reservation(rng, i):
             'affinity': rng.choice([None, True, False])}
 
 
-def _bodies(base, rng):
+def _bodies(base, rng, prefix='mixed'):
     bodies = []
     for i in range(CREATES):
         start = base + datetime.timedelta(minutes=30 * rng.randint(0, 60))
         end = start + datetime.timedelta(hours=rng.randint(1, 10))
-        bodies.append({'name': 'mixed-%03d' % i, 'events': [],
+        bodies.append({'name': '%s-%03d' % (prefix, i), 'events': [],
                        'start_date': procs.iso(start),
                        'end_date': procs.iso(end),
                        'reservations': [_reservation(rng, i)]})
@@ -86,6 +86,17 @@ def test_mixed_host_and_instance_reservations_never_overbook(
 
     results = contention._run(factory, THREADS, create, _bodies(base, rng))
     created = [lease for lease in results if lease]
+    first_round = len(created)
+    if not locking:
+        # without the lock a race is likely, not certain: MariaDB's
+        # deadlocks may refuse most writers of a round.  Up to two more
+        # rounds over the same windows, while none is overbooked yet.
+        for extra in range(2):
+            if ledger_sweep.overbooked(db.engine)[0]:
+                break
+            results = contention._run(factory, THREADS, create, _bodies(
+                base, random.Random(extra), prefix='more%d' % extra))
+            created += [lease for lease in results if lease]
 
     def move(client, lease):
         shift = datetime.timedelta(minutes=30 * rng.randint(-6, 6))
@@ -118,7 +129,7 @@ def test_mixed_host_and_instance_reservations_never_overbook(
     # real contention on both kinds
     assert kinds.get('physical:host', 0) >= 5, kinds
     assert kinds.get('virtual:instance', 0) >= 10, kinds
-    assert len(created) < CREATES, 'nothing was refused: no contention'
+    assert first_round < CREATES, 'nothing was refused: no contention'
     if locking:
         assert over == [], over[:10]
         assert not cluster.errors_in_logs(), cluster.errors_in_logs()[:20]

@@ -13,6 +13,8 @@ History (also in doc/source/api-microversions.rst):
   instance slots of a shape fit).
 * 1.4 - pre-created ``virtual:instance`` reservations: ``server_id`` or
   ``server`` (a boot request), ``on_end``.
+* 1.5 - ``/v1/volume-pools`` (the volume pools ``virtual:volume``
+  reservations book on: list, show, create, update, delete).
 """
 
 import re
@@ -25,7 +27,7 @@ SERVICE_TYPE = 'reservation'
 HEADER = 'OpenStack-API-Version'
 ENVIRON_KEY = 'climate.microversion'
 
-VERSIONS = ('1.0', '1.1', '1.2', '1.3', '1.4')
+VERSIONS = ('1.0', '1.1', '1.2', '1.3', '1.4', '1.5')
 MIN = VERSIONS[0]
 MAX = VERSIONS[-1]
 

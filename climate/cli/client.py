@@ -28,6 +28,8 @@ AVAILABILITY_VERSION = '1.2'
 INSTANCE_AVAILABILITY_VERSION = '1.3'
 # 1.4: pre-created instance reservations (server_id, server, on_end)
 PRECREATED_VERSION = '1.4'
+# 1.5: /v1/volume-pools
+VOLUME_POOLS_VERSION = '1.5'
 PRECREATED_FIELDS = ('server_id', 'server', 'on_end')
 
 
@@ -257,6 +259,44 @@ class Instances(_Manager):
                               'availability']
 
 
+class VolumePools(_Manager):
+    """/v1/volume-pools (microversion 1.5, admin)."""
+
+    def _pool(self, method, path, **kwargs):
+        return self._call(method, '/volume-pools' + path,
+                          version=VOLUME_POOLS_VERSION, **kwargs)
+
+    def list(self):
+        return self._pool('GET', '')['volume_pools']
+
+    def get(self, pool_id):
+        return self._pool('GET', '/%s' % _quote(pool_id))['volume_pool']
+
+    def create(self, body):
+        return self._pool('POST', '', body=body)['volume_pool']
+
+    def update(self, pool_id, body):
+        return self._pool('PUT', '/%s' % _quote(pool_id),
+                          body=body)['volume_pool']
+
+    def delete(self, pool_id):
+        self._pool('DELETE', '/%s' % _quote(pool_id))
+
+    def find(self, name_or_id):
+        """The pool with this id, or the one with this name."""
+        if str(name_or_id).isdigit():
+            try:
+                return self.get(name_or_id)
+            except APIError as exc:
+                if exc.status != 404:
+                    raise
+        matches = [p for p in self.list() if p.get('name') == name_or_id]
+        if not matches:
+            raise NotFound('No volume pool with a name or id of %r exists.'
+                           % name_or_id)
+        return matches[0]
+
+
 def _quote(value):
     return urllib.parse.quote(str(value), safe='')
 
@@ -299,6 +339,7 @@ class Client:
         self.leases = Leases(self)
         self.hosts = Hosts(self)
         self.instances = Instances(self)
+        self.volume_pools = VolumePools(self)
 
     def request(self, method, path, body=None, params=None, version=None):
         """One call; the decoded JSON answer ({} for an empty one).

@@ -8,8 +8,10 @@ from climate.conf import hosts
 from climate.conf import manager
 from climate.conf import outages
 from climate.conf import paths
+from climate.conf import volumes
 
 CONF = cfg.CONF
 
-for _module in (paths, api, manager, clients, hosts, outages):
+for _module in (paths, api, manager, clients, hosts, outages,
+                volumes):
     _module.register_opts(CONF)

@@ -2,12 +2,15 @@ from oslo_config import cfg
 
 manager_opts = [
     cfg.ListOpt('plugins', default=['noop', 'physical.host.plugin',
-                                     'virtual.instance.plugin'],
+                                     'virtual.instance.plugin',
+                                     'virtual.volume.plugin'],
                 help='Resource plugins to load (names of entry points in '
                      'the climate.resource.plugins namespace): noop, '
                      'physical.host.plugin (see [hosts]), '
                      'virtual.instance.plugin (instance slots on the '
-                     'hosts of physical.host.plugin, which it needs).'),
+                     'hosts of physical.host.plugin, which it needs), '
+                     'virtual.volume.plugin (volume capacity on the pools '
+                     'of [volumes] inventory).'),
     cfg.IntOpt('minutes_before_end_lease', default=60, min=0,
                help='Default offset of the before_end_lease event, in '
                     'minutes before the end; 0 creates no such event unless '

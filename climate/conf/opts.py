@@ -11,8 +11,9 @@ from climate.conf import hosts
 from climate.conf import manager
 from climate.conf import outages
 from climate.conf import paths
+from climate.conf import volumes
 
-_MODULES = [paths, api, manager, clients, hosts, outages]
+_MODULES = [paths, api, manager, clients, hosts, outages, volumes]
 
 DEFAULT_SQLITE = 'sqlite:///$state_path/climate.sqlite'
 

@@ -243,6 +243,32 @@ class ComputeHost(TimestampMixin, Base):
     disk_allocation_ratio = sa.Column(sa.Float, nullable=True)
 
 
+class VolumePool(TimestampMixin, Base):
+    """A storage pool volume reservations book on (Cinder's
+    ``host@backend#pool``, or declared to the static inventory).
+
+    A pool is also a provider of the capacity ledger (``provider_id``
+    ``volume_pool:<id>``, kind ``volume_pool``, classes ``VOLUME_GB`` and
+    ``VOLUME``): see ``climate.db.volume_pools``.
+    """
+
+    __tablename__ = 'volume_pools'
+    __table_args__ = (
+        sa.UniqueConstraint('name', name='uniq_volume_pools0name'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    name = sa.Column(CAPABILITY_VALUE, nullable=False)
+    backend = sa.Column(CAPABILITY_VALUE, nullable=False)
+    reservable = sa.Column(sa.Boolean, nullable=False, default=True)
+    total_capacity_gb = sa.Column(sa.BigInteger, nullable=False)
+    reserved_percentage = sa.Column(sa.Integer, nullable=False, default=0)
+    max_over_subscription_ratio = sa.Column(sa.Float, nullable=False,
+                                            default=1.0)
+    # JSON text: extra capabilities, storage_protocol, volume types...
+    capabilities = sa.Column(sa.Text, nullable=False, default='{}')
+
+
 class ResourceProperty(TimestampMixin, Base):
     """A property name hosts may carry, and whether users may see it."""
 

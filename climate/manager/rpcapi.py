@@ -390,6 +390,24 @@ class ManagerAPI:
     def host_timeline(self, ctx, query):
         return self._call(ctx, 'host_timeline', query=query)
 
+    # -- /v1/volume-pools (climate.manager.volume_pools) -------------------
+
+    def volume_pool_list(self, ctx):
+        return self._call(ctx, 'volume_pool_list')
+
+    def volume_pool_get(self, ctx, pool_id):
+        return self._call(ctx, 'volume_pool_get', pool_id=pool_id)
+
+    def volume_pool_create(self, ctx, body):
+        return self._call(ctx, 'volume_pool_create', body=body)
+
+    def volume_pool_update(self, ctx, pool_id, body):
+        return self._call(ctx, 'volume_pool_update', pool_id=pool_id,
+                          body=body)
+
+    def volume_pool_delete(self, ctx, pool_id):
+        return self._call(ctx, 'volume_pool_delete', pool_id=pool_id)
+
     # -- /v1/instances (climate.manager.instances) -------------------------
 
     def instance_availability(self, ctx, query):

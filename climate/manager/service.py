@@ -21,6 +21,7 @@ from climate.manager import plugins as plugin_registry
 from climate.manager import rpcapi
 from climate.manager import body_filler
 from climate.manager import trust_sweeper
+from climate.manager import volume_pools
 from climate.notifications import lease as lease_notifications
 from climate import rpc
 
@@ -131,7 +132,8 @@ class ManagerService:
         self._server = rpc.get_server(self.host, [
             outages.guard(ManagerEndpoint(self)),
             outages.guard(hosts.HostsEndpoint(self.plugins)),
-            outages.guard(instances.InstancesEndpoint(self.plugins))])
+            outages.guard(instances.InstancesEndpoint(self.plugins)),
+            outages.guard(volume_pools.VolumePoolsEndpoint(self.plugins))])
         self._server.start()
         self.engine.start()
         self.healer.start()

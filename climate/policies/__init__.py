@@ -7,9 +7,11 @@ from climate.policies import health
 from climate.policies import hosts
 from climate.policies import instances
 from climate.policies import leases
+from climate.policies import volume_pools
 
 
 def list_rules():
     return list(itertools.chain(base.list_rules(), leases.list_rules(),
                                 hosts.list_rules(), instances.list_rules(),
+                                volume_pools.list_rules(),
                                 health.list_rules()))

@@ -95,6 +95,9 @@ def _refuse_newer_fields(body):
     if microversion.of(pecan.request) >= PRECREATED_VERSION:
         return
     for res in body.get('reservations') or []:
+        if isinstance(res, dict) and \
+                res.get('resource_type') == 'virtual:volume':
+            continue  # a new type: its fields (on_end) at any version
         for field in PRECREATED_FIELDS:
             if isinstance(res, dict) and field in res:
                 raise exceptions.InvalidInput(

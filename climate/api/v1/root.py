@@ -6,6 +6,7 @@ from climate.api import health
 from climate.api.v1 import hosts
 from climate.api.v1 import instances
 from climate.api.v1 import leases
+from climate.api.v1 import volume_pools
 
 
 class V1Controller:
@@ -23,3 +24,5 @@ class V1Controller:
 
 # not a Python name: Blazar's path
 pecan.route(V1Controller, 'os-hosts', hosts.HostsController())
+pecan.route(V1Controller, 'volume-pools',
+            volume_pools.VolumePoolsController())  # 1.5

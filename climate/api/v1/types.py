@@ -17,8 +17,10 @@ MAX_BODY = 1024 * 1024
 
 
 #: Plugin parameters whose value is a JSON object or list (a pre-created
-#: instance's boot request); every other parameter is a scalar.
-STRUCTURED_PARAMS = frozenset(['server'])
+#: instance's boot request, a volume reservation's volume specs and the
+#: ids it shows, sent back as read); every other parameter is a scalar.
+STRUCTURED_PARAMS = frozenset(['server', 'volumes', 'volume_ids',
+                               'snapshot_ids'])
 
 
 class JsonScalar(wtypes.UserType):

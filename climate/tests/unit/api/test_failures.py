@@ -64,8 +64,8 @@ BAD_CREATES = [
     ('start-in-past', dict(_body('x'), start_date='2001-01-01 00:00'), None,
      'start_date 2001-01-01 00:00 is in the past'),
     ('unknown-type', _body('x', reservations=[
-        {'resource_type': 'noop'}, {'resource_type': 'virtual:volume'}]),
-     None, "The virtual:volume resource type is not supported"),
+        {'resource_type': 'noop'}, {'resource_type': 'storage:tape'}]),
+     None, "The storage:tape resource type is not supported"),
     ('long-name', _body('n' * 81), None, 'name is longer than 80'),
     ('longer-name', _body('n' * 256), None, 'name'),
     ('long-param', _body('x', reservations=[

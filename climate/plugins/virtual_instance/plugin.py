@@ -111,6 +111,24 @@ def integer(value, name, low):
             _short(value)), param=name)
 
 
+def extend(session, res_id, lease_id, now, end, holder):
+    """Re-book an active reservation's bookings from ``now`` to its new
+    ``end`` (the past is settled: only what is to come is re-checked);
+    NotEnoughCapacity, saying until when it can run, when ``holder``
+    (``'its hosts'``, ``'its pool'``) is booked by other leases."""
+    requests, _lease = ledger.requests_of(session, res_id)
+    try:
+        ledger.rebook(session, res_id, lease_id, requests, now, end)
+    except exceptions.Conflict as exc:
+        latest = exc.kwargs.get('at')
+        raise exceptions.NotEnoughCapacity(
+            reason='reservation %s cannot run until %s UTC: the capacity of '
+                   '%s is booked by other leases from %s UTC; it can end at '
+                   '%s UTC at the latest.' % (res_id, _fmt(end), holder,
+                                              _fmt(latest), _fmt(latest)),
+            available=0, earliest_start=None)
+
+
 def affinity_of(value):
     """Blazar's ``affinity``: true, false or None, as booleans, Blazar's
     boolean strings (``'True'``, ``'no'``, ``'1'``...) or ``'None'``."""
@@ -512,19 +530,7 @@ class VirtualInstancePlugin(base.ResourcePlugin):
                             res_id, old_amount, amount), param='amount')
         now = dates.utcnow()
         if end != old_end:
-            requests, _lease = ledger.requests_of(session, res_id)
-            try:
-                # the past is settled: only what is to come is re-checked
-                ledger.rebook(session, res_id, lease['id'], requests, now,
-                              end)
-            except exceptions.Conflict as exc:
-                latest = exc.kwargs.get('at')
-                raise exceptions.NotEnoughCapacity(
-                    reason='reservation %s cannot run until %s UTC: the '
-                           'capacity of its hosts is booked by other leases '
-                           'from %s UTC; it can end at %s UTC at the latest.'
-                           % (res_id, _fmt(end), _fmt(latest), _fmt(latest)),
-                    available=0, earliest_start=None)
+            extend(session, res_id, lease['id'], now, end, 'its hosts')
         if amount > old_amount:
             held = self._units(session, res_id, shape_of(params), now)
             matching = self.matching(ctx, params)

@@ -466,18 +466,8 @@ class VirtualVolumePlugin(base.ResourcePlugin):
                 param='count')
         now = dates.utcnow()
         if end != old_end:
-            requests, _lease = ledger.requests_of(session, res_id)
-            try:
-                ledger.rebook(session, res_id, lease['id'], requests, now,
-                              end)
-            except exceptions.Conflict as exc:
-                latest = exc.kwargs.get('at')
-                raise exceptions.NotEnoughCapacity(
-                    reason='reservation %s cannot run until %s UTC: the '
-                           'capacity of its pool is booked by other leases '
-                           'from %s UTC; it can end at %s UTC at the latest.'
-                           % (res_id, _fmt(end), _fmt(latest), _fmt(latest)),
-                    available=0, earliest_start=None)
+            instance_plugin.extend(session, res_id, lease['id'], now, end,
+                                   'its pool')
         if count > old_count:
             held = sorted({r[0] for r in ledger.bookings_of(session, res_id)
                            if r[4] > now})

@@ -1,13 +1,15 @@
 """Climate benchmarks: python benchmarks/run.py [post] [list] [lag] [hosts]
-[instances]
-[floor] [ledger] [takeover]
+[instances] [volumes]
+[floatingips] [stacks] [floor] [ledger] [takeover]
 
 Each benchmark starts its own climate-api (2 threads) and climate-manager
 processes on a fresh MariaDB database and RabbitMQ vhost (the functional
 tests' helpers, climate/tests/functional/procs.py) and prints its figures
 against the targets.  (``ledger`` measures the capacity ledger's
 functions in-process on a fresh database, without API or manager.)
-CLIMATE_BENCH_ENGINE=postgresql runs on PostgreSQL;
+CLIMATE_BENCH_ENGINE=postgresql runs on PostgreSQL (``volumes`` and
+``floatingips`` also take sqlite: climate-all, the embedded default, on a
+SQLite file);
 CLIMATE_BENCH_CLIENT=requests measures latency with the
 requests library instead of a lean http.client connection;
 CLIMATE_BENCH_PROFILE=DIR records py-spy profiles of climate-api and the
@@ -25,6 +27,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import bench_floatingips  # noqa: E402
 import bench_floor  # noqa: E402
 import bench_hosts  # noqa: E402
 import bench_instances  # noqa: E402
@@ -32,12 +35,17 @@ import bench_ledger  # noqa: E402
 import bench_lag  # noqa: E402
 import bench_list  # noqa: E402
 import bench_post  # noqa: E402
+import bench_stacks  # noqa: E402
 import bench_takeover  # noqa: E402
+import bench_volumes  # noqa: E402
 import common  # noqa: E402
 
 BENCHMARKS = {'post': bench_post.run, 'list': bench_list.run,
               'lag': bench_lag.run, 'hosts': bench_hosts.run,
               'instances': bench_instances.run,
+              'volumes': bench_volumes.run,
+              'floatingips': bench_floatingips.run,
+              'stacks': bench_stacks.run,
               'floor': bench_floor.run, 'ledger': bench_ledger.run,
               'takeover': bench_takeover.run}
 

@@ -364,3 +364,123 @@ class NotEnoughCapacity(NotEnoughHosts):
     def error_name(self):
         return 'NotEnoughHostsAvailable'
 
+
+# -- virtual:floatingip: Blazar's sentences first, then Climate's -------------
+# (blazar/manager/exceptions.py and blazar/utils/openstack/exceptions.py)
+
+class FloatingIPNotFound(NotFound):
+    msg_fmt = ("Floating IP %(floatingip)s not found. No floating IP of the "
+               "inventory has this id.")
+
+
+class CantDeleteFloatingIP(Conflict):
+    msg_fmt = ("Can't delete floating IP %(floatingip)s. Floating IP id "
+               "%(floatingip)s is allocated by reservations. %(reason)s")
+
+
+class FloatingIPAlreadyExists(Conflict):
+    """Blazar fails in its database (500); the caller's mistake here."""
+    msg_fmt = ("Floating IP %(address)s of network %(network)s is already "
+               "in the inventory (id %(id)s).")
+
+
+class InvalidIPFormat(MalformedParameter):
+    """Blazar's sentence, then the field holding the address."""
+    msg_fmt = "IP address %(ip)s is invalid form. %(reason)s"
+
+
+class TooLongFloatingIPs(InvalidInput):
+    msg_fmt = ("Invalid values for required_floatingips and amount. The "
+               "amount must be equal to or longer than length of "
+               "required_floatingips. amount is %(amount)d but "
+               "required_floatingips lists %(count)d address(es).")
+
+
+class FloatingIPNetworkNotFound(InvalidInput):
+    msg_fmt = "Failed to find network %(network)s. %(reason)s"
+
+
+class FloatingIPSubnetNotFound(InvalidInput):
+    """400 where Blazar answers 404: the address is the caller's."""
+    msg_fmt = ("Valid subnet for the floating IP %(fip)s is not found. "
+               "%(reason)s")
+
+
+class NeutronUsesFloatingIP(InvalidInput):
+    msg_fmt = ("The floating IP %(floatingip)s is used in allocation_pools "
+               "or gateway_ip in subnet %(subnet)s . %(reason)s")
+
+
+class FloatingIPNotRegistered(InvalidInput):
+    """A required address Climate does not hold (Blazar's sentence for
+    it is its ``NotEnoughFloatingIPAvailable``, 400 too)."""
+    msg_fmt = "Not enough floating IPs available. %(reason)s"
+
+    @property
+    def error_name(self):
+        return 'NotEnoughFloatingIPAvailable'
+
+
+class NotEnoughFloatingIPs(InvalidInput):
+    """Addresses not free over the window: 400, Blazar's status (its
+    ``NotEnoughFloatingIPAvailable`` is an ``InvalidInput``), though the
+    same request may succeed later; the sentence says from when."""
+    msg_fmt = "Not enough floating IPs available: %(reason)s"
+
+    @property
+    def error_name(self):
+        return 'NotEnoughFloatingIPAvailable'
+
+
+class CantUpdateFloatingIPReservation(InvalidInput):
+    msg_fmt = ("Floating IP reservation cannot be updated with requested "
+               "parameters. %(msg)s")
+
+
+class FloatingIPsInUse(Conflict):
+    """An active reservation asked to give addresses back (409 where
+    Blazar answers 400: they are in use, the request is well formed)."""
+    msg_fmt = ("Floating IP reservation cannot be updated with requested "
+               "parameters. Cannot remove allocations from an active "
+               "reservation. %(reason)s")
+
+    @property
+    def error_name(self):
+        return 'CantUpdateFloatingIPReservation'
+
+
+# -- network (segments): Blazar's (Chameleon's) sentences first --------------
+
+class NetworkNotFound(NotFound):
+    msg_fmt = ("Network %(network)s not found. No network segment of the "
+               "inventory has this id (GET /v1/networks lists them).")
+
+
+class CantDeleteNetwork(Conflict):
+    msg_fmt = "Can't delete network %(network)s. %(msg)s"
+
+
+class NetworkSegmentAlreadyExists(Conflict):
+    msg_fmt = ("Network segment %(network_type)s %(physical_network)s "
+               "%(segment_id)s is already registered: a segment is "
+               "registered once per network_type and physical_network.")
+
+
+class CantUpdateNetworkCapability(Conflict):
+    msg_fmt = ("Can't add extracapabilities %(keys)s to Network "
+               "%(network)s. %(reason)s")
+
+
+class NotEnoughNetworks(Conflict):
+    """No matching segment is free over the window: Blazar's sentence,
+    then how many match and from when one would be free."""
+    msg_fmt = "Not enough networks available: %(reason)s"
+
+    @property
+    def error_name(self):
+        return 'NotEnoughNetworksAvailable'
+
+
+class CantUpdateNetworkReservation(InvalidInput):
+    msg_fmt = ("Network reservation cannot be updated with requested "
+               "parameters. %(msg)s")

@@ -3,10 +3,11 @@
 #
 # Installs from PyPI (pinned, OpenStack 2026.1), configures and runs on 127.0.0.1:
 #   Keystone, Placement, Nova (API, conductor, scheduler, one nova-compute per fake hypervisor),
-#   Glance (file store), a Neutron API server (ML2, no agents), Cinder (fake volume driver) and
-#   Heat (API + engine), against an existing MariaDB/MySQL and RabbitMQ.
+#   Glance (file store), a Neutron API server (ML2, no agents), Cinder (fake volume driver, one
+#   back end per finite pool) and Heat (API + engine), against an existing MariaDB/MySQL and
+#   RabbitMQ.
 # It registers Climate in the Keystone catalog (type "reservation", service user "climate") and
-# can load Climate's out-of-tree Nova scheduler filter into nova-scheduler.
+# can load Climate's out-of-tree scheduler filters into nova-scheduler and cinder-scheduler.
 #
 # Usage: tools/cloud-harness.sh COMMAND [ARGS]
 #   up              install + configure + sync databases + start + bootstrap (idempotent;
@@ -14,7 +15,9 @@
 #   stop            stop every process this harness started (by the PIDs it recorded)
 #   restart [SVC..] stop and start again (all services, or the named ones)
 #   status          one line per process (state, RSS MiB); exit 1 when one is down
-#   purge           reset cloud state between tests: stacks, servers, volumes, server groups,
+#   purge           reset cloud state between tests: stacks, servers, volume snapshots, volumes,
+#                   volume types but __DEFAULT__, images but fake-image, floating IPs, routers,
+#                   networks but "public" (with their ports and subnets), server groups,
 #                   aggregates, extra flavors, trusts; in Placement, Climate's child providers
 #                   (climate-*) emptied of inventories and aggregates when nothing is allocated
 #                   on them (they are kept), and its CUSTOM_RESERVATION_* resource classes
@@ -40,6 +43,16 @@
 #   NOVA_EXTRA_FILTERS  comma-separated filter classes to make available and enable
 #                       (e.g. package.module.FilterClass)
 #   NOVA_ENABLED_FILTERS  Nova's own enabled filters (the extra ones are appended)
+#   CINDER_BACKENDS_GB  one fake Cinder back end (fake1, fake2, ...) per value: the size in GB of
+#                       its single pool, or "infinite" (default "100 200")
+#   CINDER_FILTER_PATH  extra PYTHONPATH of cinder-scheduler (a directory holding a filter module
+#                       and the .dist-info declaring its cinder.scheduler.filters entry point)
+#   CINDER_EXTRA_FILTERS  comma-separated filter class names appended to Cinder's
+#                       scheduler_default_filters (e.g. ClimateCinderFilter)
+#   PUBLIC_CIDR         the external network "public" (flat, physnet "public"): its subnet
+#                       (default 203.0.113.0/24); Neutron's allocation pool is its first half
+#                       (.2 to .127), the rest is left for addresses registered to Climate
+#   VLAN_RANGES         Neutron's VLAN ranges (default physnet1:1000:1099)
 #   NOTIFY_DRIVER       oslo.messaging notification driver of Nova/Cinder (default noop)
 #   DB_HOST DB_PORT DB_USER DB_PASSWORD DB_SOCKET DB_PREFIX (default cc_, or cc${PORT_OFFSET}_)
 #   RABBIT_HOST RABBIT_PORT RABBIT_USER RABBIT_PASSWORD RABBIT_VHOST (default climate_cloud[_OFFSET],
@@ -53,11 +66,14 @@ set -euo pipefail
 umask 022
 
 CLOUD_DIR=${CLIMATE_CLOUD_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/climate-cloud}
+# the harness's Python parts (REST helper, fake drivers) live beside it in tools/cloud/
+TOOLS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SETTINGS_FILE=$CLOUD_DIR/settings.env
 
 # Knobs that are saved by "configure" and reloaded by later commands.
 KNOBS="PYTHON CLIMATE_CLOUD_VENV PORT_OFFSET CLIMATE_API_PORT SERVICES COMPUTE_HOSTS FAKE_VCPUS
 FAKE_RAM_MB FAKE_DISK_GB NOVA_FILTER_PATH NOVA_EXTRA_FILTERS NOVA_ENABLED_FILTERS NOTIFY_DRIVER
+CINDER_BACKENDS_GB CINDER_FILTER_PATH CINDER_EXTRA_FILTERS PUBLIC_CIDR VLAN_RANGES
 REGION DB_HOST DB_PORT DB_USER DB_PASSWORD DB_SOCKET DB_PREFIX RABBIT_HOST RABBIT_PORT RABBIT_USER
 RABBIT_PASSWORD RABBIT_VHOST ADMIN_PASSWORD SERVICE_PASSWORD DEMO_PASSWORD ALT_PASSWORD
 READER_PASSWORD WSGI_THREADS START_TIMEOUT"
@@ -83,6 +99,11 @@ NOVA_EXTRA_FILTERS=${NOVA_EXTRA_FILTERS:-}
 # AvailabilityZoneFilter is gone from Nova 33: never list it.
 NOVA_ENABLED_FILTERS=${NOVA_ENABLED_FILTERS:-ComputeFilter,ComputeCapabilitiesFilter,ImagePropertiesFilter,ServerGroupAntiAffinityFilter,ServerGroupAffinityFilter,AggregateInstanceExtraSpecsFilter,AggregateMultiTenancyIsolation,SameHostFilter,DifferentHostFilter}
 NOTIFY_DRIVER=${NOTIFY_DRIVER:-noop}
+CINDER_BACKENDS_GB=${CINDER_BACKENDS_GB:-100 200}
+CINDER_FILTER_PATH=${CINDER_FILTER_PATH:-}
+CINDER_EXTRA_FILTERS=${CINDER_EXTRA_FILTERS:-}
+PUBLIC_CIDR=${PUBLIC_CIDR:-203.0.113.0/24}
+VLAN_RANGES=${VLAN_RANGES:-physnet1:1000:1099}
 REGION=${REGION:-RegionOne}
 DB_HOST=${DB_HOST:-127.0.0.1}
 DB_PORT=${DB_PORT:-3306}
@@ -136,474 +157,7 @@ enabled() { [[ " $SERVICES " == *" $1 "* ]]; }
 # ----------------------------------------------------------------------------------------------
 write_helper() {
   mkdir -p "$LIB"
-  cat > "$LIB/cloud_helper.py" <<'PY'
-"""Helper of tools/cloud-harness.sh (generated by it: edit the harness, not this file).
-
-Commands: identity, resources, wait-nova, wait-hypervisors, wait-cinder, wait-heat, purge.
-Talks REST to the services through keystoneauth1 adapters; settings come from CC_* variables.
-"""
-import concurrent.futures
-import datetime
-import hashlib
-import subprocess
-import json
-import os
-import sys
-import time
-
-from keystoneauth1 import adapter
-from keystoneauth1 import exceptions as ks_exc
-from keystoneauth1 import session as ks_session
-from keystoneauth1.identity import v3
-
-E = os.environ
-AUTH_URL = E["CC_AUTH_URL"]
-REGION = E["CC_REGION"]
-SERVICES = E["CC_SERVICES"].split()
-HOSTS = E["CC_COMPUTE_HOSTS"].split()
-TIMEOUT = float(E.get("CC_START_TIMEOUT", "180"))
-RUN, LOGS = E["CC_RUN"], E["CC_LOGS"]
-BASE_FLAVORS = {"m1.tiny": (512, 1, 1), "m1.small": (2048, 1, 20), "m1.medium": (4096, 2, 40)}
-IMAGE = "fake-image"
-NOVA_MICROVERSION = "2.60"
-
-
-class Failed(Exception):
-    """A service did not come up: message already names it."""
-
-
-def session(user="admin", password=None, project="admin", domain="default", timeout=None):
-    auth = v3.Password(auth_url=AUTH_URL, username=user, user_domain_id=domain,
-                       password=password or E["CC_ADMIN_PASSWORD"],
-                       project_name=project, project_domain_id="default")
-    return ks_session.Session(auth=auth, timeout=timeout)
-
-
-def api(sess, service_type, **kw):
-    return adapter.Adapter(sess, service_type=service_type, interface="public",
-                           region_name=REGION, **kw)
-
-
-def nova(sess):
-    return api(sess, "compute", default_microversion=NOVA_MICROVERSION)
-
-
-# ---- process liveness (pid files written by the harness: "PID STARTTIME")
-
-def alive(name):
-    try:
-        with open(f"{RUN}/{name}.pid") as f:
-            pid, start = f.read().split()
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[19] == start
-    except (OSError, ValueError, IndexError):
-        return False
-
-
-def log_tail(name, lines=40):
-    """The last lines of NAME's log written since its latest start."""
-    path = f"{LOGS}/{name}.log"
-    try:
-        with open(path, errors="replace") as f:
-            text = f.readlines()
-    except OSError:
-        return ""
-    starts = [i for i, line in enumerate(text) if line.startswith("--- ") and " start: " in line]
-    tail = text[starts[-1] if starts else 0:][-lines:]
-    return f"--- last lines of {path} (this start) ---\n" + "".join(tail) + "---\n"
-
-
-def service_failed(name, reason):
-    sys.stderr.write(f"cloud-harness: SERVICE FAILED: {name}: {reason}\n{log_tail(name)}")
-    raise SystemExit(1)
-
-
-def wait(what, ready, processes, timeout=TIMEOUT):
-    """Poll ready() until true; fail at once when one of processes died, or at the timeout.
-
-    ready() returns True, or a false value / a string saying what is still missing.
-    """
-    deadline = time.monotonic() + timeout
-    missing = "no answer yet"
-    while True:
-        try:
-            result = ready()
-            if result is True:
-                return
-            missing = result or missing
-        except (ks_exc.ClientException, OSError) as e:
-            missing = f"{type(e).__name__}: {e}"
-        for name in processes:
-            if not alive(name):
-                service_failed(name, f"exited while waiting for {what}")
-        if time.monotonic() > deadline:
-            culprits = [p for p in processes if p in str(missing)] or processes
-            sys.stderr.write(f"cloud-harness: SERVICE FAILED: {', '.join(culprits)}: "
-                             f"{what} not ready within {timeout:.0f} s ({missing})\n")
-            for name in culprits:
-                sys.stderr.write(log_tail(name, 25))
-            raise SystemExit(1)
-        time.sleep(0.5)
-
-
-# ---- identity: projects, users, roles, catalog (idempotent)
-
-class Identity:
-    def __init__(self):
-        self.ks = api(session(), "identity")
-
-    def find(self, collection, **query):
-        items = self.ks.get(f"/{collection}", params=query).json()[collection]
-        return items[0] if items else None
-
-    def ensure(self, collection, body, **query):
-        found = self.find(collection, **query)
-        if found:
-            return found
-        kind = collection[:-1]
-        return self.ks.post(f"/{collection}", json={kind: body}).json()[kind]
-
-    def project(self, name):
-        return self.ensure("projects", {"name": name, "domain_id": "default"},
-                           name=name, domain_id="default")
-
-    def role(self, name):
-        return self.ensure("roles", {"name": name}, name=name)
-
-    def user(self, name, password, project=None, domain="default"):
-        user = self.find("users", name=name, domain_id=domain)
-        if user is None:
-            body = {"name": name, "password": password, "domain_id": domain}
-            if project:
-                body["default_project_id"] = project["id"]
-            return self.ks.post("/users", json={"user": body}).json()["user"]
-        try:  # keep the password in line with the settings, without revoking needlessly
-            v3.Password(auth_url=AUTH_URL, username=name, user_domain_id=domain,
-                        password=password).get_auth_ref(ks_session.Session())
-        except ks_exc.Unauthorized:
-            self.ks.patch(f"/users/{user['id']}", json={"user": {"password": password}})
-        return user
-
-    def grant(self, role, user, project=None, domain=None):
-        target = f"/projects/{project['id']}" if project else f"/domains/{domain['id']}"
-        self.ks.put(f"{target}/users/{user['id']}/roles/{role['id']}")
-
-    def service(self, name, stype, url):
-        svc = next((s for s in self.ks.get("/services", params={"type": stype}).json()["services"]
-                    if s["name"] == name), None)
-        if svc is None:
-            svc = self.ks.post("/services", json={"service": {"name": name, "type": stype}}
-                               ).json()["service"]
-        endpoints = self.ks.get("/endpoints", params={"service_id": svc["id"]}).json()["endpoints"]
-        for interface in ("public", "internal", "admin"):
-            mine = [e for e in endpoints if e["interface"] == interface
-                    and e.get("region_id") == REGION]
-            if [e["url"] for e in mine] == [url]:
-                continue
-            for e in mine:
-                self.ks.delete(f"/endpoints/{e['id']}")
-            self.ks.post("/endpoints", json={"endpoint": {
-                "service_id": svc["id"], "interface": interface, "url": url,
-                "region_id": REGION}})
-
-
-def identity():
-    inputs = json.dumps({k: v for k, v in sorted(E.items()) if k.startswith("CC_")})
-    digest = hashlib.sha256(inputs.encode()).hexdigest()
-    stamp = f"{RUN}/identity.done"
-    if os.path.exists(stamp) and open(stamp).read() == digest:
-        return
-    idn = Identity()
-    roles = {r: idn.role(r) for r in ("admin", "member", "reader", "service",
-                                      "heat_stack_owner", "heat_stack_user")}
-    service = idn.project("service")
-    catalog = [("placement", "placement", E["CC_PLACEMENT_URL"]),
-               ("nova", "compute", E["CC_NOVA_URL"]),
-               ("glance", "image", E["CC_GLANCE_URL"]),
-               ("neutron", "network", E["CC_NEUTRON_URL"]),
-               ("cinder", "block-storage", E["CC_CINDER_URL"]),
-               ("heat", "orchestration", E["CC_HEAT_URL"])]
-    catalog = [c for c in catalog if c[0] in SERVICES]
-    catalog.append(("climate", "reservation", E["CC_CLIMATE_URL"]))
-    demo, alt = idn.project("demo"), idn.project("alt")
-
-    def service_entry(name, stype, url):
-        user = idn.user(name, E["CC_SERVICE_PASSWORD"], service)
-        for r in ("admin", "service"):
-            idn.grant(roles[r], user, service)
-        idn.service(name, stype, url)
-
-    def person(name, password, project, role):
-        idn.grant(roles[role], idn.user(name, password, project), project)
-
-    def heat_domain():
-        domain = idn.ensure("domains", {"name": "heat", "description": "Heat stack users"},
-                            name="heat")
-        hda = idn.user("heat_domain_admin", E["CC_SERVICE_PASSWORD"], domain=domain["id"])
-        idn.grant(roles["admin"], hda, domain=domain)
-
-    jobs = [(service_entry, entry) for entry in catalog]
-    jobs += [(person, ("demo", E["CC_DEMO_PASSWORD"], demo, "member")),
-             (person, ("alt", E["CC_ALT_PASSWORD"], alt, "member")),
-             (person, ("reader", E["CC_READER_PASSWORD"], demo, "reader"))]
-    if "heat" in SERVICES:
-        jobs.append((heat_domain, ()))
-    with concurrent.futures.ThreadPoolExecutor(4) as pool:  # keystone serves 4 threads
-        for future in [pool.submit(fn, *args) for fn, args in jobs]:
-            future.result()
-    with open(stamp, "w") as f:
-        f.write(digest)
-
-
-# ---- flavors and image
-
-def resources():
-    sess = session()
-    if "nova" in SERVICES:
-        compute = nova(sess)
-        have = {f["name"] for f in compute.get("/flavors", params={"is_public": "None"}
-                                               ).json()["flavors"]}
-        for name, (ram, vcpus, disk) in BASE_FLAVORS.items():
-            if name not in have:
-                compute.post("/flavors", json={"flavor": {
-                    "name": name, "ram": ram, "vcpus": vcpus, "disk": disk,
-                    "os-flavor-access:is_public": True}})
-    if "glance" in SERVICES:
-        image = api(sess, "image")
-        found = image.get("/v2/images", params={"name": IMAGE}).json()["images"]
-        if any(i["status"] == "active" for i in found):
-            return
-        for i in found:  # a half-made image from an interrupted run
-            image.delete(f"/v2/images/{i['id']}", raise_exc=False)
-        img = image.post("/v2/images", json={
-            "name": IMAGE, "disk_format": "raw", "container_format": "bare",
-            "visibility": "public"}).json()
-        image.put(f"/v2/images/{img['id']}/file", data=b"\0" * 65536,
-                  headers={"Content-Type": "application/octet-stream"})
-        wait("image upload", lambda: image.get(f"/v2/images/{img['id']}").json()["status"]
-             == "active" or "image not active", ["glance"])
-
-
-# ---- waits
-
-def started_at(name):
-    """UTC time at which process NAME (from its pid file) started, or None."""
-    try:
-        with open(f"{RUN}/{name}.pid") as f:
-            ticks = int(f.read().split()[1])
-        with open("/proc/stat") as f:
-            boot = next(int(line.split()[1]) for line in f if line.startswith("btime "))
-    except (OSError, ValueError, IndexError, StopIteration):
-        return None
-    return datetime.datetime.utcfromtimestamp(boot + ticks / os.sysconf("SC_CLK_TCK"))
-
-
-def fresh(service, process):
-    """Up according to its own heartbeat since PROCESS started: "up" alone stays true for
-    60 s after a process stops reporting (stopped, restarted, or cut from RabbitMQ)."""
-    if service["state"] != "up" or not service.get("updated_at"):
-        return False
-    beat = datetime.datetime.fromisoformat(service["updated_at"].rstrip("Z")).replace(tzinfo=None)
-    since = started_at(process)
-    return since is not None and beat >= since - datetime.timedelta(seconds=1)
-
-
-def wait_nova():
-    compute = nova(session(timeout=15))
-    wanted = {("nova-conductor", None), ("nova-scheduler", None)}
-    wanted |= {("nova-compute", h) for h in HOSTS}
-
-    def ready():
-        def process(s):
-            return f"{s['binary']}-{s['host']}" if s["binary"] == "nova-compute" else s["binary"]
-        up = {(s["binary"], s["host"]) for s in compute.get("/os-services").json()["services"]
-              if fresh(s, process(s))}
-        up |= {(b, None) for b, _ in up}
-        missing = sorted(f"{b}-{h}" if h else b for b, h in wanted - up)
-        return True if not missing else "not up: " + " ".join(missing)
-    wait("nova services", ready,
-         ["nova-conductor", "nova-scheduler"] + [f"nova-compute-{h}" for h in HOSTS])
-
-
-def wait_hypervisors():
-    sess = session(timeout=15)
-    compute, placement = nova(sess), api(sess, "placement")
-    # nova-scheduler maps new computes to cell1 by itself, but its periodic tasks may first
-    # wait 40 s or more: map them at once (idempotent), and again if they are slow to appear
-    discovered = [None]
-
-    def discover():
-        with open(f"{LOGS}/nova-manage.log", "ab") as log:
-            subprocess.run(E["CC_NOVA_MANAGE"].split("\t") + ["cell_v2", "discover_hosts"],
-                           stdout=log, stderr=subprocess.STDOUT, timeout=120, check=False)
-        discovered[0] = time.monotonic()
-
-    def ready():
-        hvs = {h["hypervisor_hostname"]
-               for h in compute.get("/os-hypervisors").json()["hypervisors"]}
-        rps = {r["name"] for r in placement.get("/resource_providers").json()["resource_providers"]}
-        missing = sorted(h for h in HOSTS if h not in hvs or h not in rps)
-        if not missing:
-            return True
-        if discovered[0] is None or time.monotonic() - discovered[0] > 10:
-            discover()
-        return "no hypervisor/resource provider for " + " ".join(
-            f"nova-compute-{h}" for h in missing)
-    wait("hypervisors", ready, [f"nova-compute-{h}" for h in HOSTS])
-
-
-def wait_cinder():
-    volume = api(session(timeout=15), "block-storage")
-
-    def ready():
-        up = {s["binary"] for s in volume.get("/os-services").json()["services"]
-              if fresh(s, s["binary"])}
-        missing = sorted({"cinder-scheduler", "cinder-volume"} - up)
-        return True if not missing else "not up: " + " ".join(missing)
-    wait("cinder services", ready, ["cinder-scheduler", "cinder-volume"])
-
-
-def wait_heat():
-    orchestration = api(session(timeout=15), "orchestration")
-    # listing stacks is an RPC call to heat-engine: it answers once the engine listens
-    wait("heat-engine", lambda: orchestration.get("/stacks").status_code == 200,
-         ["heat-api", "heat-engine"])
-
-
-# ---- purge: the state tests create, removed between tests
-
-def purge():
-    sess = session(timeout=60)
-    counts = {}
-
-    def gone(adapter_, path):
-        return lambda: adapter_.get(path, raise_exc=False).status_code == 404 or f"{path} remains"
-
-    if "heat" in SERVICES:
-        heat = api(sess, "orchestration")
-        stacks = heat.get("/stacks", params={"global_tenant": True}).json()["stacks"]
-        for st in stacks:
-            base = heat.get_endpoint().rsplit("/", 1)[0] + f"/{st['project']}"
-            heat.delete(f"{base}/stacks/{st['stack_name']}/{st['id']}", raise_exc=False)
-        for st in stacks:
-            base = heat.get_endpoint().rsplit("/", 1)[0] + f"/{st['project']}"
-            url = f"{base}/stacks/{st['stack_name']}/{st['id']}"
-            wait(f"stack {st['id']} deleted", lambda: heat.get(url, raise_exc=False).status_code
-                 == 404 or heat.get(url).json()["stack"]["stack_status"] == "DELETE_COMPLETE"
-                 or "stack remains", ["heat-engine"], timeout=120)
-        counts["stacks"] = len(stacks)
-    if "nova" in SERVICES:
-        compute = nova(sess)
-        servers = compute.get("/servers", params={"all_tenants": 1}).json()["servers"]
-        for s in servers:
-            compute.delete(f"/servers/{s['id']}", raise_exc=False)
-        for s in servers:
-            wait(f"server {s['id']} deleted", gone(compute, f"/servers/{s['id']}"),
-                 ["nova-api", "nova-conductor"], timeout=120)
-        counts["servers"] = len(servers)
-    if "cinder" in SERVICES:
-        volume = api(sess, "block-storage", default_microversion="3.60")
-        vols = volume.get("/volumes", params={"all_tenants": 1}).json()["volumes"]
-        for v in vols:
-            volume.post(f"/volumes/{v['id']}/action", json={"os-force_delete": {}},
-                        raise_exc=False)
-        for v in vols:
-            wait(f"volume {v['id']} deleted", gone(volume, f"/volumes/{v['id']}"),
-                 ["cinder-volume"], timeout=120)
-        counts["volumes"] = len(vols)
-    if "nova" in SERVICES:
-        groups = compute.get("/os-server-groups", params={"all_projects": True}
-                             ).json()["server_groups"]
-        for g in groups:
-            compute.delete(f"/os-server-groups/{g['id']}")
-        counts["server_groups"] = len(groups)
-        aggregates = compute.get("/os-aggregates").json()["aggregates"]
-        for a in aggregates:
-            for h in a.get("hosts") or []:
-                compute.post(f"/os-aggregates/{a['id']}/action",
-                             json={"remove_host": {"host": h}})
-            compute.delete(f"/os-aggregates/{a['id']}")
-        counts["aggregates"] = len(aggregates)
-        flavors = [f for f in compute.get("/flavors", params={"is_public": "None"}
-                                          ).json()["flavors"] if f["name"] not in BASE_FLAVORS]
-        for f in flavors:
-            compute.delete(f"/flavors/{f['id']}")
-        counts["flavors"] = len(flavors)
-    if "placement" in SERVICES:
-        purge_placement(sess, counts)
-    identity_api = api(sess, "identity")
-    trusts = identity_api.get("/OS-TRUST/trusts").json()["trusts"]
-    for t in trusts:
-        identity_api.delete(f"/OS-TRUST/trusts/{t['id']}", raise_exc=False)
-    counts["trusts"] = len(trusts)
-    print("purged " + " ".join(f"{k}={v}" for k, v in counts.items()))
-
-
-CLIMATE_CHILD_PREFIX = "climate-"       # Climate's child providers under compute nodes
-CLIMATE_CLASS_PREFIX = "CUSTOM_RESERVATION_"  # Climate's per-reservation resource classes
-
-
-def purge_placement(sess, counts):
-    """What Climate's instance reservations leave in Placement when a test fails before their
-    end: the inventories and aggregates of its child providers (climate-<host>), emptied when
-    no allocation holds them, then its CUSTOM_RESERVATION_* resource classes.  The children
-    themselves stay, as Climate leaves them: nova-compute caches its node's provider tree and
-    fails every build on the host while a cached child answers 404."""
-    placement = api(sess, "placement", default_microversion="1.26")
-    emptied = held = 0
-    for rp in placement.get("/resource_providers").json()["resource_providers"]:
-        if not (rp["name"].startswith(CLIMATE_CHILD_PREFIX) and rp.get("parent_provider_uuid")):
-            continue
-        base = f"/resource_providers/{rp['uuid']}"
-        if placement.get(f"{base}/allocations").json()["allocations"]:
-            held += 1  # servers the purge could not delete still use it: left as it is
-            continue
-        inventories = placement.get(f"{base}/inventories").json()["inventories"]
-        aggregates = placement.get(f"{base}/aggregates").json()
-        if not inventories and not aggregates["aggregates"]:
-            continue
-        try:
-            if inventories:
-                placement.delete(f"{base}/inventories")
-            if aggregates["aggregates"]:
-                # the generation changed with the inventories: read it again
-                generation = placement.get(base).json()["generation"]
-                placement.put(f"{base}/aggregates", json={
-                    "aggregates": [], "resource_provider_generation": generation})
-        except ks_exc.HttpError as e:
-            # a write racing this one (409): left for the next purge, not fatal
-            sys.stderr.write(f"cloud-harness: purge: {rp['name']} not emptied: {e}\n")
-            held += 1
-            continue
-        emptied += 1
-    counts["climate_providers_emptied"] = emptied
-    if held:
-        counts["climate_providers_left"] = held
-    classes = [rc["name"] for rc in placement.get("/resource_classes").json()["resource_classes"]
-               if rc["name"].startswith(CLIMATE_CLASS_PREFIX)]
-    deleted = 0
-    for name in classes:
-        # 409 while an inventory (a provider still in use) has the class
-        if placement.delete(f"/resource_classes/{name}", raise_exc=False).status_code in (204, 404):
-            deleted += 1
-    counts["climate_resource_classes"] = deleted
-
-
-COMMANDS = {"identity": identity, "resources": resources, "wait-nova": wait_nova,
-            "wait-hypervisors": wait_hypervisors, "wait-cinder": wait_cinder,
-            "wait-heat": wait_heat, "purge": purge}
-
-if __name__ == "__main__":
-    for command in sys.argv[1:]:
-        started = time.monotonic()
-        try:
-            COMMANDS[command]()
-        except ks_exc.ClientException as e:
-            sys.exit(f"cloud-harness: {command} failed: {type(e).__name__}: {e}")
-        if command != "purge":
-            sys.stderr.write(f"{time.strftime('%H:%M:%S')} cloud-harness: start: {command} done "
-                             f"in {time.monotonic() - started:.1f} s\n")
-PY
+  install -m 644 "$TOOLS_DIR/cloud/cloud_helper.py" "$LIB/cloud_helper.py"
 }
 
 # ----------------------------------------------------------------------------------------------
@@ -755,13 +309,15 @@ EOT
   write_wsgi glance glance.wsgi.api
 }
 
-conf_neutron() { # the API server alone: ML2 without mechanism drivers, no agents
+# the API server alone: ML2 without mechanism drivers, no agents; the router plugin for floating
+# IPs (made and deleted in Neutron's database: no L3 agent needed), VLAN segments for networks
+conf_neutron() {
   mkdir -p "$ETC/neutron" "$DATA/neutron"
   { cat <<EOT
 [DEFAULT]
 debug = false
 core_plugin = ml2
-service_plugins =
+service_plugins = router
 auth_strategy = keystone
 transport_url = $(rabbit_url)
 api_paste_config = $ETC/neutron/api-paste.ini
@@ -786,6 +342,8 @@ mechanism_drivers =
 extension_drivers = port_security
 [ml2_type_flat]
 flat_networks = *
+[ml2_type_vlan]
+network_vlan_ranges = $VLAN_RANGES
 EOT
   cp "$VENV/etc/neutron/api-paste.ini" "$ETC/neutron/"
   write_wsgi neutron neutron.wsgi.api --config-file "$ETC/neutron/neutron.conf" \
@@ -857,8 +415,18 @@ EOT
   write_wsgi nova nova.wsgi.osapi_compute
 }
 
+cinder_backends() { # fake1 fake2 ...: one per value of CINDER_BACKENDS_GB
+  local i=0 gb
+  for gb in $CINDER_BACKENDS_GB; do i=$((i + 1)); printf 'fake%d ' "$i"; done
+}
+
 conf_cinder() {
   mkdir -p "$ETC/cinder" "$DATA/cinder"
+  local f b i=0 filters=AvailabilityZoneFilter,CapacityFilter,CapabilitiesFilter backends
+  local sizes=($CINDER_BACKENDS_GB)
+  for f in ${CINDER_EXTRA_FILTERS//,/ }; do filters+=",${f##*.}"; done
+  backends=$(cinder_backends)
+  [ -n "$backends" ] || die "CINDER_BACKENDS_GB is empty: give at least one pool size"
   { cat <<EOT
 [DEFAULT]
 debug = false
@@ -868,8 +436,15 @@ my_ip = $IP
 host = climate-cloud
 state_path = $DATA/cinder
 api_paste_config = $ETC/cinder/api-paste.ini
+# else /etc/cinder's: without it every list filter of a non-admin is refused
+resource_query_filters_file = $ETC/cinder/resource_filters.json
 osapi_volume_workers = 1
-enabled_backends = fake
+enabled_backends = $(echo $backends | tr ' ' ,)
+scheduler_default_filters = $filters
+# the scheduler learns each pool's free capacity within seconds (tests fill pools, then purge)
+periodic_interval = 2
+periodic_fuzzy_delay = 0
+backend_stats_polling_interval = 3
 quota_volumes = -1
 quota_snapshots = -1
 quota_gigabytes = -1
@@ -880,10 +455,12 @@ connection = $(db_url cinder)
 lock_path = $DATA/locks
 [oslo_messaging_notifications]
 driver = $NOTIFY_DRIVER
-[fake]
-volume_driver = cinder.tests.fake_driver.FakeLoggingVolumeDriver
-volume_backend_name = fake
 EOT
+    for b in $backends; do
+      printf '[%s]\nvolume_driver = %s\nvolume_backend_name = %s\nfake_total_capacity_gb = %s\n' \
+        "$b" "$FAKE_VOLUME_DRIVER_CLASS" "$b" "${sizes[i]}"
+      i=$((i + 1))
+    done
     service_creds_section nova cinder
     service_creds_section service_user cinder
     echo "send_service_user_token = true"
@@ -941,22 +518,20 @@ FAKE_DRIVER_CLASS=climate_cloud_fake.Driver
 write_fake_driver() {
   local virt
   virt=$("$BIN/python" -c 'import nova.virt, os; print(os.path.dirname(nova.virt.__file__))')
-  cat > "$virt/climate_cloud_fake.py" <<'EOT'
-"""Fake hypervisor of Climate's cloud harness (written by tools/cloud-harness.sh).
+  install -m 644 "$TOOLS_DIR/cloud/fake_compute.py" "$virt/climate_cloud_fake.py"
+}
 
-One node per nova-compute, named after [DEFAULT] host, with a stable identity so that the
-process can be restarted, and a size taken from CC_FAKE_VCPUS / _RAM_MB / _DISK_GB.
-"""
-import os
-
-from nova.virt import fake
-
-
-class Driver(fake.FakeDriverWithoutFakeNodes):
-    vcpus = int(os.environ.get("CC_FAKE_VCPUS", "32"))
-    memory_mb = int(os.environ.get("CC_FAKE_RAM_MB", "131072"))
-    local_gb = int(os.environ.get("CC_FAKE_DISK_GB", "2048"))
-EOT
+# Cinder's fake driver reports an infinite pool, which neither CapacityFilter nor Climate can
+# count, and its Glance transfers need a block device and sudo: a subclass with a finite pool
+# ([BACKEND] fake_total_capacity_gb; free = total - the volumes Cinder put there; thick), whose
+# upload to an image sends a few bytes and whose volume from an image downloads nothing.
+FAKE_VOLUME_DRIVER_CLASS=cinder.volume.drivers.climate_cloud_fake.Driver
+fake_volume_driver_file() {
+  "$BIN/python" -c 'import cinder.volume.drivers as d, os; print(os.path.dirname(d.__file__))' \
+    | sed 's,$,/climate_cloud_fake.py,'
+}
+write_fake_volume_driver() {
+  install -m 644 "$TOOLS_DIR/cloud/fake_volume.py" "$(fake_volume_driver_file)"
 }
 
 save_settings() {
@@ -976,6 +551,7 @@ cmd_configure() {
     esac
   done
   enabled nova && write_fake_driver
+  enabled cinder && write_fake_volume_driver
   write_helper
   save_settings
   say "configure: files in $ETC"
@@ -1151,12 +727,20 @@ fingerprint() {
     for f in $files; do
       if [ -d "$f" ]; then
         find "$f" -maxdepth 1 -type f \( -name '*.conf' -o -name '*.ini' -o -name '*.json' \
-          -o -name '*.yaml' \) -print0 | sort -z | xargs -0 cat
+          -o -name '*.yaml' -o -name '*.py' \) -print0 | sort -z | xargs -0 cat
       else
         cat "$f"
       fi
     done
   } | sha256sum | cut -c1-16
+}
+
+# the directories of a PYTHONPATH that exist: an out-of-tree filter that changed restarts its
+# scheduler
+path_dirs() {
+  local d
+  for d in ${1//:/ }; do [ -d "$d" ] && printf '%s ' "$d"; done
+  return 0
 }
 
 # The processes of this configuration: define NAME PORT FILES CMD... (PORT: "-" when none;
@@ -1194,7 +778,9 @@ define_services() {
       OS_NOVA_CONFIG_DIR="$ETC/nova"
     define nova-conductor - "$nova_conf" "$BIN/nova-conductor" --config-file "$nova_conf"
     # only the scheduler reads the filter settings (scheduler.conf) and the extra path
-    define nova-scheduler - "$nova_conf $ETC/nova/scheduler.conf" env PYTHONPATH="$NOVA_FILTER_PATH" \
+    define nova-scheduler - \
+      "$nova_conf $ETC/nova/scheduler.conf $(path_dirs "$NOVA_FILTER_PATH")" \
+      env PYTHONPATH="$NOVA_FILTER_PATH" \
       "$BIN/nova-scheduler" --config-file "$nova_conf" --config-file "$ETC/nova/scheduler.conf"
     for h in $COMPUTE_HOSTS; do
       define "nova-compute-$h" - "$nova_conf $ETC/nova/compute-$h.conf" env \
@@ -1204,8 +790,11 @@ define_services() {
   fi
   if enabled cinder; then
     define_gunicorn cinder-api "$CINDER_PORT" "$ETC/cinder"
-    define cinder-scheduler - "$ETC/cinder" "$BIN/cinder-scheduler" --config-file "$cinder_conf"
-    define cinder-volume - "$ETC/cinder" "$BIN/cinder-volume" --config-file "$cinder_conf"
+    define cinder-scheduler - "$ETC/cinder $(path_dirs "$CINDER_FILTER_PATH")" \
+      env PYTHONPATH="$CINDER_FILTER_PATH" \
+      "$BIN/cinder-scheduler" --config-file "$cinder_conf"
+    define cinder-volume - "$ETC/cinder $(fake_volume_driver_file)" "$BIN/cinder-volume" \
+      --config-file "$cinder_conf"
   fi
   if enabled heat; then
     define_gunicorn heat-api "$HEAT_PORT" "$ETC/heat"
@@ -1228,7 +817,7 @@ launch() {
   eval "local cmd=(${SVC_CMD[$name]})"
   (cd "$CLOUD_DIR" && exec setsid bash -c \
      's=$(cat /proc/$$/stat); read -ra f <<< "${s##*) }"; echo "$$ ${f[19]}" > "$0"; exec "$@"' \
-     "$RUN/$name.pid" "${cmd[@]}" >> "$LOGS/$name.log" 2>&1 < /dev/null &)
+     "$RUN/$name.pid" "${cmd[@]}" >> "$LOGS/$name.log" 2>&1 < /dev/null 9>&- &)
   for ((i = 0; i < 100; i++)); do
     [ -s "$RUN/$name.pid" ] && { service_fingerprint "$name" > "$RUN/$name.fp"; return 0; }
     sleep 0.05
@@ -1279,6 +868,7 @@ wait_http() { # wait_http NAME URL : until URL answers, NAME dies or START_TIMEO
 helper() { # the python helper (bootstrap, waits, purge), in the cloud's venv
   CC_RUN=$RUN CC_LOGS=$LOGS CC_AUTH_URL=$AUTH_URL CC_REGION=$REGION CC_IP=$IP \
   CC_SERVICES="$SERVICES" CC_COMPUTE_HOSTS="$COMPUTE_HOSTS" CC_START_TIMEOUT=$START_TIMEOUT \
+  CC_CINDER_BACKENDS="$(cinder_backends)" CC_PUBLIC_CIDR=$PUBLIC_CIDR \
   CC_ADMIN_PASSWORD=$ADMIN_PASSWORD CC_SERVICE_PASSWORD=$SERVICE_PASSWORD \
   CC_DEMO_PASSWORD=$DEMO_PASSWORD CC_ALT_PASSWORD=$ALT_PASSWORD CC_READER_PASSWORD=$READER_PASSWORD \
   CC_PLACEMENT_URL=http://$IP:$PLACEMENT_PORT CC_NOVA_URL=http://$IP:$NOVA_PORT/v2.1 \
@@ -1529,9 +1119,21 @@ cmd_up() {
   say "up: cloud ready in $((SECONDS - t0)) s (auth $AUTH_URL; '$0 openrc' for credentials)"
 }
 
+# Commands that change the cloud run one at a time per cloud directory: a
+# CI run starts the cloud in the background while other tests run, and
+# the integration tests' own "up" then waits for it instead of racing it.
+hold_cloud_lock() {
+  mkdir -p "$CLOUD_DIR"
+  exec 9>"$CLOUD_DIR/.lock"
+  flock 9
+}
+
 main() {
   local cmd=${1:-help}
   [ $# -gt 0 ] && shift
+  case $cmd in
+    up|install|configure|dbsync|start|stop|restart|purge|clean) hold_cloud_lock ;;
+  esac
   case $cmd in
     up) cmd_up ;;
     install) cmd_install ;;

@@ -15,6 +15,9 @@ History (also in doc/source/api-microversions.rst):
   ``server`` (a boot request), ``on_end``.
 * 1.5 - ``/v1/volume-pools`` (the volume pools ``virtual:volume``
   reservations book on: list, show, create, update, delete).
+* 1.6 - ``POST /v1/volumes/availability`` (earliest windows where a
+  volume reservation fits, with the gigabytes free) and ``GET
+  /v1/volume-pools/allocations`` (the reservations holding each pool).
 """
 
 import re
@@ -27,7 +30,7 @@ SERVICE_TYPE = 'reservation'
 HEADER = 'OpenStack-API-Version'
 ENVIRON_KEY = 'climate.microversion'
 
-VERSIONS = ('1.0', '1.1', '1.2', '1.3', '1.4', '1.5')
+VERSIONS = ('1.0', '1.1', '1.2', '1.3', '1.4', '1.5', '1.6')
 MIN = VERSIONS[0]
 MAX = VERSIONS[-1]
 

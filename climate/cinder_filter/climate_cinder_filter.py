@@ -26,6 +26,7 @@ reservation as this filter reads it:
 ``climate:pool``         the pool its capacity is booked on
                          (``host@backend#pool``, as ``get_pools`` names it);
 ``climate:reserved_gb``  the gigabytes booked there;
+``climate:max_volumes``  the most volumes it may hold (absent: no limit);
 ``climate:start``, ``climate:end``  the lease window (ISO 8601, UTC);
 plus ``volume_backend_name`` and the extra specs of the volume type the
 reservation asked for, so that the capabilities filter agrees.
@@ -34,7 +35,8 @@ The filter lists those types once per scheduling request (one query on
 Cinder's database, keyed on the extra spec ``climate:reservation``) and
 sums, in one more query, the sizes of the existing volumes of each type:
 that is what each reservation has used.  The volume being scheduled is
-already in the database; it is left out of the sum.
+already in the database; it is left out of the sum, as are volumes the
+scheduler refused (``error`` without a host).
 
 Rules
 -----
@@ -52,7 +54,9 @@ A request names a reservation by its volume type (extra spec
 * the pool is ``climate:pool``;
 * the gigabytes of the reservation's other volumes plus the request's
   (the size, or the new size of an extend) do not exceed
-  ``climate:reserved_gb``.
+  ``climate:reserved_gb``;
+* a new volume (not an extend) does not make more volumes than
+  ``climate:max_volumes``.
 
 A request naming no reservation passes on a pool holding reservations
 only when Cinder's own ``CapacityFilter`` would accept a request larger by
@@ -79,6 +83,7 @@ RESERVATION_KEY = 'climate:reservation'
 OWNER_KEY = 'climate:owner'
 POOL_KEY = 'climate:pool'
 RESERVED_GB_KEY = 'climate:reserved_gb'
+MAX_VOLUMES_KEY = 'climate:max_volumes'
 START_KEY = 'climate:start'
 END_KEY = 'climate:end'
 
@@ -207,9 +212,11 @@ class Reservation:
         self.owner = specs.get(OWNER_KEY)
         self.pool = specs.get(POOL_KEY)
         self.reserved_gb = _int(specs.get(RESERVED_GB_KEY))
+        self.max_volumes = _int(specs.get(MAX_VOLUMES_KEY)) or None
         self.start = _when(specs.get(START_KEY))
         self.end = _when(specs.get(END_KEY))
         self.used_gb = 0
+        self.used_volumes = 0
 
     def active(self, now):
         return ((self.start is None or self.start <= now)
@@ -248,9 +255,14 @@ def load_reservations(ctxt, exclude_volume=None, now=None):
         for volume in volumes:
             if exclude_volume and _get(volume, 'id') == exclude_volume:
                 continue
+            if _get(volume, 'status') == 'error' and not _get(volume, 'host'):
+                # refused by the scheduler: it holds nothing (a create being
+                # scheduled has no host yet either, but counts)
+                continue
             reservation = active.get(_get(volume, 'volume_type_id'))
             if reservation is not None:
                 reservation.used_gb += _int(_get(volume, 'size'))
+                reservation.used_volumes += 1
     return list(active.values())
 
 
@@ -327,5 +339,12 @@ class ClimateCinderFilter(filters.BaseBackendFilter):
             LOG.info('reservation %s: %s GB used of %s, %s GB more do not '
                      'fit: refused', wanted, reservation.used_gb,
                      reservation.reserved_gb, amount)
+            return False
+        if (reservation.max_volumes is not None and
+                not filter_properties.get('new_size') and
+                reservation.used_volumes >= reservation.max_volumes):
+            LOG.info('reservation %s holds %s volume(s) of %s: refused',
+                     wanted, reservation.used_volumes,
+                     reservation.max_volumes)
             return False
         return True

@@ -30,6 +30,8 @@ INSTANCE_AVAILABILITY_VERSION = '1.3'
 PRECREATED_VERSION = '1.4'
 # 1.5: /v1/volume-pools
 VOLUME_POOLS_VERSION = '1.5'
+# 1.6: volume availability search, and the volume pools' allocations
+VOLUME_AVAILABILITY_VERSION = '1.6'
 PRECREATED_FIELDS = ('server_id', 'server', 'on_end')
 
 
@@ -214,11 +216,9 @@ class Hosts(_Manager):
         return matches[0]
 
     def allocations(self, lease_id=None, reservation_id=None):
-        params = {k: v for k, v in (('lease_id', lease_id),
-                                    ('reservation_id', reservation_id))
-                  if v is not None}
         return self._call('GET', '/os-hosts/allocations',
-                          params=params)['allocations']
+                          params=_holders(lease_id, reservation_id))[
+                              'allocations']
 
     def allocation(self, host_id):
         return self._call('GET', '/os-hosts/%s/allocation' %
@@ -259,6 +259,17 @@ class Instances(_Manager):
                               'availability']
 
 
+class Volumes(_Manager):
+    """/v1/volumes (volume capacity, ``virtual:volume``)."""
+
+    def availability(self, query):
+        """When a volume reservation (``size_gb``...) fits for
+        ``duration`` (or whether it fits over ``start_date``-``end_date``),
+        with the gigabytes free."""
+        return self._call('POST', '/volumes/availability', body=query,
+                          version=VOLUME_AVAILABILITY_VERSION)['availability']
+
+
 class VolumePools(_Manager):
     """/v1/volume-pools (microversion 1.5, admin)."""
 
@@ -282,6 +293,12 @@ class VolumePools(_Manager):
     def delete(self, pool_id):
         self._pool('DELETE', '/%s' % _quote(pool_id))
 
+    def allocations(self, lease_id=None, reservation_id=None):
+        """Every pool with the reservations holding it (1.6)."""
+        return self._call('GET', '/volume-pools/allocations',
+                          params=_holders(lease_id, reservation_id),
+                          version=VOLUME_AVAILABILITY_VERSION)['allocations']
+
     def find(self, name_or_id):
         """The pool with this id, or the one with this name."""
         if str(name_or_id).isdigit():
@@ -295,6 +312,88 @@ class VolumePools(_Manager):
             raise NotFound('No volume pool with a name or id of %r exists.'
                            % name_or_id)
         return matches[0]
+
+
+class FloatingIPs(_Manager):
+    """/v1/floatingips (Blazar's 1.0 API, admin)."""
+
+    def list(self):
+        return self._call('GET', '/floatingips')['floatingips']
+
+    def get(self, fip_id):
+        return self._call('GET', '/floatingips/%s' % _quote(fip_id))[
+            'floatingip']
+
+    def create(self, body):
+        return self._call('POST', '/floatingips', body=body)['floatingip']
+
+    def delete(self, fip_id):
+        self._call('DELETE', '/floatingips/%s' % _quote(fip_id))
+
+    def find(self, ref):
+        """The floating IP with this id, or the one(s) with this
+        address (one network's: an address on two networks is
+        ambiguous)."""
+        try:
+            return self.get(ref)
+        except APIError as exc:
+            if exc.status != 404:
+                raise
+        matches = [f for f in self.list()
+                   if f.get('floating_ip_address') == ref]
+        if not matches:
+            raise NotFound('No floating IP with an id or address of %r '
+                           'exists.' % ref)
+        if len(matches) > 1:
+            raise Ambiguous('%d networks have floating IP %s; use an id: '
+                            '%s.' % (len(matches), ref, ', '.join(
+                                m['id'] for m in matches)))
+        return matches[0]
+
+
+class Networks(_Manager):
+    """/v1/networks (Blazar's 1.0 API, admin): reservable segments."""
+
+    def list(self):
+        return self._call('GET', '/networks')['networks']
+
+    def get(self, network_id):
+        return self._call('GET', '/networks/%s' % _quote(network_id))[
+            'network']
+
+    def create(self, body):
+        return self._call('POST', '/networks', body=body)['network']
+
+    def update(self, network_id, body):
+        return self._call('PUT', '/networks/%s' % _quote(network_id),
+                          body=body)['network']
+
+    def delete(self, network_id):
+        self._call('DELETE', '/networks/%s' % _quote(network_id))
+
+    def find(self, ref):
+        """The segment with this id, or the one named ``type:physnet:seg``
+        (``vxlan:5000``, ``vlan:physnet1:1001``)."""
+        try:
+            return self.get(ref)
+        except APIError as exc:
+            if exc.status != 404:
+                raise
+        matches = [n for n in self.list() if ':'.join(
+            str(n.get(k)) for k in ('network_type', 'physical_network',
+                                    'segment_id')
+            if n.get(k) not in (None, '')) == ref]
+        if not matches:
+            raise NotFound('No network segment with an id or name (such as '
+                           'vlan:physnet1:1001) of %r exists.' % ref)
+        return matches[0]
+
+
+def _holders(lease_id, reservation_id):
+    """The query of an allocations listing."""
+    return {k: v for k, v in (('lease_id', lease_id),
+                              ('reservation_id', reservation_id))
+            if v is not None}
 
 
 def _quote(value):
@@ -339,7 +438,10 @@ class Client:
         self.leases = Leases(self)
         self.hosts = Hosts(self)
         self.instances = Instances(self)
+        self.volumes = Volumes(self)
         self.volume_pools = VolumePools(self)
+        self.floatingips = FloatingIPs(self)
+        self.networks = Networks(self)
 
     def request(self, method, path, body=None, params=None, version=None):
         """One call; the decoded JSON answer ({} for an empty one).

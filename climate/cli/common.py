@@ -29,6 +29,27 @@ class JsonColumn(columns.FormattableColumn):
         return self._value
 
 
+def _stack_summary(params):
+    """A stack reservation's long fields, short: the template by its
+    resources, the needs by the template resources each stands for
+    (``-f json`` shows them whole)."""
+    out = {}
+    template = params.get('template')
+    if isinstance(template, dict):
+        out['template'] = '<%d resources>' % len(
+            template.get('resources') or {})
+    if isinstance(params.get('environment'), dict):
+        out['environment'] = '<%d sections>' % len(params['environment'])
+    if isinstance(params.get('needs'), list):
+        out['needs'] = '; '.join(
+            '%s %s' % (n.get('resource_type'), '+'.join(
+                n.get('resources') or [])) for n in params['needs'])
+    for key in ('free', 'unreservable'):
+        if isinstance(params.get(key), list):
+            out[key] = '+'.join(str(i.get('resource')) for i in params[key])
+    return out
+
+
 class ReservationsColumn(JsonColumn):
     def human_readable(self):
         lines = []
@@ -37,6 +58,7 @@ class ReservationsColumn(JsonColumn):
                 'id', 'lease_id', 'resource_type', 'status', 'created_at',
                 'updated_at', 'resource_id', 'missing_resources',
                 'resources_changed')}
+            params.update(_stack_summary(params))
             text = '%s %s %s' % (res.get('id'), res.get('resource_type'),
                                  res.get('status'))
             if params:

@@ -35,13 +35,37 @@ class CreateLease(show.ShowOne):
                             help='Name of the lease')
         parser.add_argument(
             '--reservation', metavar='<key=value,...>', action='append',
-            dest='reservations', default=[], required=True,
+            dest='reservations', default=[],
             help='A reservation: resource_type=<type> and its parameters, '
                  'e.g. resource_type=physical:host,min=1,max=2,'
                  'hypervisor_properties=\'[">=", "$vcpus", "4"]\', or a '
                  'JSON object (\'{"resource_type": "virtual:instance", '
                  '"server": {"name": "vm", "imageRef": ..., "flavorRef": '
                  '...}}\'). Repeat for several reservations.')
+        stack = parser.add_argument_group(
+            'a Heat stack (virtual:stack): its template\'s servers, '
+            'volumes and floating IPs are reserved with the lease')
+        stack.add_argument(
+            '--stack-template', metavar='<file>',
+            help='HOT template of the stack (YAML or JSON file)')
+        stack.add_argument(
+            '--stack-parameter', '--parameter', metavar='<key=value>',
+            action='append',
+            dest='stack_parameters', default=[],
+            help='A parameter of the template; repeatable')
+        stack.add_argument(
+            '--stack-environment', metavar='<file>',
+            help='Heat environment file (YAML or JSON)')
+        stack.add_argument('--stack-name', metavar='<name>',
+                           help='Name of the stack (default: '
+                                'climate-<reservation id>)')
+        stack.add_argument(
+            '--stack-on-start', choices=('create', 'wake'),
+            help='create: the stack is made at the start (default); '
+                 'wake: made now, its servers shelved until the start')
+        stack.add_argument(
+            '--stack-on-end', choices=('delete', 'suspend', 'snapshot'),
+            help='What happens to the stack at the end (default: delete)')
         parser.add_argument(
             '--start-date', metavar='<date>', default='now',
             help='Start of the lease: %s (default: now)' % DATE_HELP)
@@ -57,6 +81,13 @@ class CreateLease(show.ShowOne):
 
     def take_action(self, args):
         reservations = [parsing.reservation(r) for r in args.reservations]
+        stack = _stack_reservation(args)
+        if stack is not None:
+            reservations.append(stack)
+        if not reservations:
+            raise parsing.BadArgument(
+                'Nothing to reserve: give --reservation or '
+                '--stack-template.')
         end = args.end_date
         if end is None:
             start = parsing.date(args.start_date, '--start-date')
@@ -67,6 +98,52 @@ class CreateLease(show.ShowOne):
         if args.before_end_date:
             body['before_end_date'] = args.before_end_date
         return _show(common.client_of(self).leases.create(body))
+
+
+def _read(path, option):
+    try:
+        with open(path, encoding='utf-8') as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise parsing.BadArgument('%s %s cannot be read: %s' % (
+            option, path, exc))
+
+
+def _stack_reservation(args):
+    """The virtual:stack reservation of the --stack-* options, or None
+    (the template and environment are sent as their text: the server
+    parses them as Heat does)."""
+    others = [o for o, v in (
+        ('--stack-parameter', args.stack_parameters),
+        ('--stack-environment', args.stack_environment),
+        ('--stack-name', args.stack_name),
+        ('--stack-on-start', args.stack_on_start),
+        ('--stack-on-end', args.stack_on_end)) if v]
+    if args.stack_template is None:
+        if others:
+            raise parsing.BadArgument('%s needs --stack-template.' %
+                                      others[0])
+        return None
+    reservation = {'resource_type': 'virtual:stack',
+                   'template': _read(args.stack_template,
+                                     '--stack-template')}
+    parameters = {}
+    for item in args.stack_parameters:
+        key, sep, value = item.partition('=')
+        if not sep or not key:
+            raise parsing.BadArgument(
+                '--stack-parameter takes key=value, not %r.' % item)
+        parameters[key] = value
+    if parameters:
+        reservation['parameters'] = parameters
+    if args.stack_environment:
+        reservation['environment'] = _read(args.stack_environment,
+                                           '--stack-environment')
+    for field in ('stack_name', 'stack_on_start', 'stack_on_end'):
+        value = getattr(args, field)
+        if value is not None:
+            reservation[field.replace('stack_on_', 'on_')] = value
+    return reservation
 
 
 class ListLeases(lister.Lister):

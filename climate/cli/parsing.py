@@ -18,6 +18,10 @@ class BadArgument(ValueError):
 _OPEN = {'[': ']', '{': '}', '(': ')'}
 _KEY = re.compile(r'^[A-Za-z_][\w:.\-]*$')
 _INT = re.compile(r'^-?\d+$')
+#: Reservation parameters that are lists, given as JSON text
+#: (``required_floatingips=["172.24.4.10", "172.24.4.11"]``), as
+#: python-blazarclient reads them.
+LIST_KEYS = ('required_floatingips',)
 
 
 def _value(text):
@@ -92,7 +96,16 @@ def _params(text):
         if not isinstance(params, dict):
             raise BadArgument('--reservation %r: not a JSON object' % text)
         return params
-    return key_values(text, '--reservation')
+    params = key_values(text, '--reservation')
+    for key in LIST_KEYS:
+        value = params.get(key)
+        if isinstance(value, str) and value.lstrip().startswith('['):
+            try:
+                params[key] = json.loads(value)
+            except ValueError as exc:
+                raise BadArgument('--reservation %r: %s is not a JSON list '
+                                  '(%s)' % (text, key, exc))
+    return params
 
 
 def reservation(text):

@@ -168,8 +168,23 @@ def _wrap(prefix, items, width, sep='; '):
                          break_on_hyphens=False) or [prefix.rstrip()]
 
 
+def lanes(bars):
+    """The bars in as few lists as hold them without overlap (a pool's
+    holdings, drawn as one line each): each bar, by start, in the first
+    list whose last bar has ended by then."""
+    out = []
+    for bar in sorted(bars, key=lambda b: (b.start, b.end)):
+        for lane in out:
+            if lane[-1].end <= bar.start:
+                lane.append(bar)
+                break
+        else:
+            out.append([bar])
+    return out or [[]]
+
+
 def render(rows, start, end, width=80, now=None, legend=None,
-           title='Hosts x time (UTC)', show_free=True):
+           title='Hosts x time (UTC)', show_free=True, notes=()):
     """The chart as text, lines of at most ``width`` characters.
 
     :param rows: list of :class:`Row` (label, list of :class:`Bar`); bars
@@ -179,6 +194,8 @@ def render(rows, start, end, width=80, now=None, legend=None,
     :param legend: {key: text} describing each holder; keys without text
         are shown as they are.
     :param show_free: list each row's free windows under the legend.
+    :param notes: ``(prefix, [item])`` pairs, each a paragraph after
+        the rest, items joined by ``; `` and wrapped under the first.
     """
     if end <= start:
         raise ValueError('the end of the range must be after its start')
@@ -238,4 +255,6 @@ def render(rows, start, end, width=80, now=None, legend=None,
                                  for s, e in windows)
             items.append('%s %s' % (row.label, text))
         out.extend(_wrap('Free: ', items, width))
+    for prefix, items in notes:
+        out.extend(_wrap(prefix, items, width))
     return '\n'.join(line.rstrip() for line in out) + '\n'

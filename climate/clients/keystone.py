@@ -104,7 +104,8 @@ def create_trust(user_sess, conf=None, project_id=None, role_ids=None, expires_a
     """Create a trust from the user of ``user_sess`` to Climate's service user; return its id.
 
     The trust delegates ``role_ids`` (default: every role the user's token has in the
-    project) in ``project_id`` (default: the token's project), with impersonation. Keystone
+    project) in ``project_id`` (default: the token's project), with impersonation, and
+    may be redelegated (Keystone's ``max_redelegation_count``). Keystone
     wants ids here: a non-admin trustor cannot look roles or users up by name.
     ``expires_at`` is an aware or UTC ``datetime`` (optional).
     """
@@ -115,6 +116,10 @@ def create_trust(user_sess, conf=None, project_id=None, role_ids=None, expires_a
         'trustee_user_id': service_user_id(conf),
         'project_id': project_id or access.project_id,
         'impersonation': True,
+        # Heat, given a token of this trust to make a lease's stack,
+        # makes a trust of its own from it (for its deferred actions):
+        # Keystone allows that only from a trust that may be redelegated
+        'allow_redelegation': True,
         'roles': [{'id': r} for r in (role_ids or access.role_ids)],
     }
     if expires_at is not None:

@@ -4,14 +4,17 @@ from oslo_config import cfg
 
 from climate.conf import api
 from climate.conf import clients
+from climate.conf import floatingips
 from climate.conf import hosts
 from climate.conf import manager
+from climate.conf import networks
 from climate.conf import outages
 from climate.conf import paths
+from climate.conf import stacks
 from climate.conf import volumes
 
 CONF = cfg.CONF
 
 for _module in (paths, api, manager, clients, hosts, outages,
-                volumes):
+                volumes, floatingips, networks, stacks):
     _module.register_opts(CONF)

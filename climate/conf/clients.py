@@ -8,7 +8,10 @@ combined with a trust id, act for a user through a Keystone trust.
 ``[nova]`` tells how to reach Nova's API, ``[placement]`` Placement's (the
 ``nova`` host inventory reads host capacity there; instance reservations
 keep their per-reservation inventories there), ``[cinder]`` Cinder's
-(volume reservations with ``[volumes] inventory = cinder``).
+(volume reservations with ``[volumes] inventory = cinder``), ``[neutron]``
+Neutron's (floating IP reservations with ``[floatingips] inventory =
+neutron``), ``[heat]`` Heat's (stack reservations with ``[stacks]
+inventory = heat``).
 """
 
 from keystoneauth1 import loading as ks_loading
@@ -18,6 +21,8 @@ SERVICE_AUTH_GROUP = 'service_auth'
 NOVA_GROUP = 'nova'
 PLACEMENT_GROUP = 'placement'
 CINDER_GROUP = 'cinder'
+NEUTRON_GROUP = 'neutron'
+HEAT_GROUP = 'heat'
 
 service_auth_group = cfg.OptGroup(
     SERVICE_AUTH_GROUP, title='Climate service credentials',
@@ -25,6 +30,27 @@ service_auth_group = cfg.OptGroup(
          'other services and, with a trust, to act for a user. Standard keystoneauth1 '
          'options: auth_type (e.g. password), auth_url, username, password, '
          'project_name, user_domain_name, project_domain_name, ...')
+
+
+def endpoint_opts(service):
+    """How to reach ``service`` (its name, for the help texts):
+    ``region_name``, ``interface``, ``endpoint_override`` and
+    ``connect_retries``, as a keystoneauth Adapter takes them."""
+    return [
+        cfg.StrOpt('region_name',
+                   help='Region of the %s endpoint in the Keystone catalog '
+                        '(any region when unset).' % service),
+        cfg.StrOpt('interface', default='public',
+                   choices=['public', 'internal', 'admin'],
+                   help='Catalog interface of the %s endpoint.' % service),
+        cfg.StrOpt('endpoint_override',
+                   help='Use this URL for %s instead of the one in the '
+                        'catalog.' % service),
+        cfg.IntOpt('connect_retries', default=3, min=0,
+                   help='Retries of a %s call whose connection failed or '
+                        'was reset, 0.5 s apart and doubling.' % service),
+    ]
+
 
 nova_group = cfg.OptGroup(NOVA_GROUP, title='Nova client options')
 
@@ -51,32 +77,11 @@ nova_opts = [
 placement_group = cfg.OptGroup(PLACEMENT_GROUP,
                                title='Placement client options')
 
-placement_opts = [
-    cfg.StrOpt('region_name',
-               help='Region of the Placement endpoint in the Keystone '
-                    'catalog (any region when unset).'),
-    cfg.StrOpt('interface', default='public',
-               choices=['public', 'internal', 'admin'],
-               help='Catalog interface of the Placement endpoint.'),
-    cfg.StrOpt('endpoint_override',
-               help='Use this URL for Placement instead of the one in the '
-                    'catalog.'),
-    cfg.IntOpt('connect_retries', default=3, min=0,
-               help='Retries of a Placement call whose connection failed or '
-                    'was reset, 0.5 s apart and doubling. Every Placement '
-                    'call Climate makes is idempotent or guarded by a '
-                    'resource provider generation.'),
-]
+placement_opts = endpoint_opts('Placement')
 
 cinder_group = cfg.OptGroup(CINDER_GROUP, title='Cinder client options')
 
 cinder_opts = [
-    cfg.StrOpt('region_name',
-               help='Region of the Cinder endpoint in the Keystone catalog '
-                    '(any region when unset).'),
-    cfg.StrOpt('interface', default='public',
-               choices=['public', 'internal', 'admin'],
-               help='Catalog interface of the Cinder endpoint.'),
     cfg.StrOpt('service_type', default='block-storage',
                help='Catalog service type of the Cinder v3 endpoint '
                     '(block-storage; older clouds register volumev3).'),
@@ -84,13 +89,15 @@ cinder_opts = [
                help='Block Storage API microversion Climate speaks (3.50: '
                     'volume type access, scheduler hints, attachments API, '
                     'extending attached volumes).'),
-    cfg.StrOpt('endpoint_override',
-               help='Use this URL for Cinder instead of the one in the '
-                    'catalog.'),
-    cfg.IntOpt('connect_retries', default=3, min=0,
-               help='Retries of a Cinder call whose connection failed or '
-                    'was reset, 0.5 s apart and doubling.'),
-]
+] + endpoint_opts('Cinder')
+
+neutron_group = cfg.OptGroup(NEUTRON_GROUP, title='Neutron client options')
+
+neutron_opts = endpoint_opts('Neutron')
+
+heat_group = cfg.OptGroup(HEAT_GROUP, title='Heat client options')
+
+heat_opts = endpoint_opts('Heat')
 
 
 def _service_auth_opts():
@@ -106,8 +113,8 @@ def _service_auth_opts():
 
 
 def register_opts(conf):
-    """Register ``[service_auth]``, ``[nova]``, ``[placement]`` and
-    ``[cinder]`` on ``conf``.
+    """Register ``[service_auth]``, ``[nova]``, ``[placement]``,
+    ``[cinder]``, ``[neutron]`` and ``[heat]`` on ``conf``.
 
     The auth plugin's own options (username, password, ...) are registered by
     keystoneauth1 when the plugin is loaded (``climate.clients.keystone``).
@@ -121,6 +128,10 @@ def register_opts(conf):
     conf.register_opts(placement_opts, group=PLACEMENT_GROUP)
     conf.register_group(_fresh(cinder_group))
     conf.register_opts(cinder_opts, group=CINDER_GROUP)
+    conf.register_group(_fresh(neutron_group))
+    conf.register_opts(neutron_opts, group=NEUTRON_GROUP)
+    conf.register_group(_fresh(heat_group))
+    conf.register_opts(heat_opts, group=HEAT_GROUP)
 
 
 def _fresh(group):
@@ -136,4 +147,6 @@ def list_opts():
     return [(SERVICE_AUTH_GROUP, _service_auth_opts()),
             (NOVA_GROUP, list(nova_opts)),
             (PLACEMENT_GROUP, list(placement_opts)),
-            (CINDER_GROUP, list(cinder_opts))]
+            (CINDER_GROUP, list(cinder_opts)),
+            (NEUTRON_GROUP, list(neutron_opts)),
+            (HEAT_GROUP, list(heat_opts))]

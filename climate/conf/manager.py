@@ -3,14 +3,24 @@ from oslo_config import cfg
 manager_opts = [
     cfg.ListOpt('plugins', default=['noop', 'physical.host.plugin',
                                      'virtual.instance.plugin',
-                                     'virtual.volume.plugin'],
+                                     'virtual.volume.plugin',
+                                     'virtual.floatingip.plugin',
+                                     'network.plugin',
+                                     'virtual.stack.plugin'],
                 help='Resource plugins to load (names of entry points in '
                      'the climate.resource.plugins namespace): noop, '
                      'physical.host.plugin (see [hosts]), '
                      'virtual.instance.plugin (instance slots on the '
                      'hosts of physical.host.plugin, which it needs), '
                      'virtual.volume.plugin (volume capacity on the pools '
-                     'of [volumes] inventory).'),
+                     'of [volumes] inventory), virtual.floatingip.plugin '
+                     '(floating IP addresses registered through '
+                     '/v1/floatingips, see [floatingips]), network.plugin '
+                     '(network segments registered through /v1/networks, '
+                     'see [networks]), virtual.stack.plugin (a Heat '
+                     'stack, its needs booked through the instance, '
+                     'volume and floating IP plugins, which it needs; see '
+                     '[stacks]).'),
     cfg.IntOpt('minutes_before_end_lease', default=60, min=0,
                help='Default offset of the before_end_lease event, in '
                     'minutes before the end; 0 creates no such event unless '

@@ -7,13 +7,17 @@ from oslo_log import log
 
 from climate.conf import api
 from climate.conf import clients
+from climate.conf import floatingips
 from climate.conf import hosts
 from climate.conf import manager
+from climate.conf import networks
 from climate.conf import outages
 from climate.conf import paths
+from climate.conf import stacks
 from climate.conf import volumes
 
-_MODULES = [paths, api, manager, clients, hosts, outages, volumes]
+_MODULES = [paths, api, manager, clients, hosts, outages, volumes,
+            floatingips, networks, stacks]
 
 DEFAULT_SQLITE = 'sqlite:///$state_path/climate.sqlite'
 

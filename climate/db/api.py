@@ -398,6 +398,30 @@ def lease_delete(ctx, lease):
         session.flush()
 
 
+#: ``session.info`` key of the parameters a plugin stored at a create
+#: (``climate.plugins.params.store_at_create``), by reservation id.
+STORED_AT_CREATE = 'climate.params_stored_at_create'
+
+
+def refresh_records(ctx, records):
+    """Give the reservation ``records`` of :func:`lease_records` the
+    parameters their rows hold now, when this transaction changed them (a
+    plugin storing what it booked: addresses, a pool), through the ORM
+    or ``climate.plugins.params.store_at_create``: no query, what the
+    session holds only."""
+    with writer(ctx) as session:
+        stored = session.info.pop(STORED_AT_CREATE, None) or {}
+        loaded = {obj.id: obj for obj in session.identity_map.values()
+                  if isinstance(obj, models.Reservation)}
+        for record in records:
+            row = loaded.get(record.id)
+            if row is not None:
+                record.params = row.params
+                record.resource_id = row.resource_id
+            elif record.id in stored:
+                record.params = stored[record.id]
+
+
 def flush(ctx):
     with writer(ctx) as session:
         try:

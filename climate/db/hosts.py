@@ -20,6 +20,7 @@ import time
 import sqlalchemy as sa
 from oslo_db import exception as db_exc
 
+from climate.db import allocations
 from climate.db import api as db_api
 from climate.db import ledger
 from climate.db import models
@@ -715,24 +716,12 @@ def allocation_swap(ctx, allocation_id, old_host, new_host, start):
 def allocations_list(ctx, host_id=None, lease_id=None, reservation_id=None,
                      time_from=None):
     """``[(host_id, reservation_id, lease_id, start, end)]`` by host."""
-    query = sa.select(Book.provider_id, Book.reservation_id, Book.lease_id,
-                      Book.start_date, Book.end_date).where(
-        Book.resource_class == ledger.WHOLE)
-    if host_id is not None:
-        query = query.where(Book.provider_id == provider(host_id))
-    if lease_id is not None:
-        # through the reservations' index: bookings have none by lease
-        query = query.where(Book.lease_id == lease_id,
-                            Book.reservation_id.in_(sa.select(
-                                models.Reservation.id).where(
-                                models.Reservation.lease_id == lease_id)))
-    if reservation_id is not None:
-        query = query.where(Book.reservation_id == reservation_id)
-    if time_from is not None:
-        query = query.where(Book.end_date > time_from)
-    with db_api.reader(ctx) as session:
-        rows = session.execute(query).all()
-    return sorted(((int(r[0]),) + tuple(r[1:]) for r in rows
+    rows = allocations.bookings(
+        ctx, ledger.WHOLE,
+        provider_id=None if host_id is None else provider(host_id),
+        lease_id=lease_id, reservation_id=reservation_id,
+        time_from=time_from)
+    return sorted(((int(r[0]),) + tuple(r[1:5]) for r in rows
                    if _host_of(r[0]) is not None),
                   key=lambda r: (r[0], r[3], r[1]))
 

@@ -264,7 +264,8 @@ def _rendered(dialect_name):
         ('missing_resources', kit.boolean(res.missing_resources)),
         ('resources_changed', kit.boolean(res.resources_changed)),
         ('created_at', kit.timestamp(res.created_at)),
-        ('updated_at', kit.timestamp(res.updated_at))))
+        ('updated_at', kit.timestamp(res.updated_at)),
+        ('stack_reservation_id', res.part_of)))
     event = kit.obj((
         ('id', ev.id),
         ('lease_id', ev.lease_id),

@@ -84,6 +84,12 @@ WHOLE = capacity.WHOLE
 COMPUTE_HOST = 'compute_host'
 #: The kind of provider a volume pool is (``climate.db.volume_pools``).
 VOLUME_POOL = 'volume_pool'
+#: The kind of provider a registered floating IP address is
+#: (``climate.db.floatingips``).
+FLOATINGIP = 'floatingip'
+#: The kind of provider a reservable network segment is
+#: (``climate.db.network_segments``).
+NETWORK_SEGMENT = 'network_segment'
 
 #: Lock what a booking takes (the rule's guard).  Only the concurrency
 #: test turns it off, to show that its check finds overbooking then.
@@ -316,6 +322,17 @@ def bookings_of(session, reservation_id):
         Book.provider_id, Book.resource_class, Book.start_date))]
 
 
+def providers_of(session, reservation_id, kind, after=None):
+    """The providers of ``kind`` the reservation books (with a booking
+    ending after ``after``, when given)."""
+    query = sa.select(Book.provider_id).where(
+        Book.reservation_id == reservation_id,
+        Book.provider_id.like(kind + ':%'))
+    if after is not None:
+        query = query.where(Book.end_date > after)
+    return set(session.execute(query).scalars())
+
+
 def requests_of(session, reservation_id):
     """What the reservation holds, as :class:`Request` tuples (a whole
     provider as ``HOST = 1``), and its lease id; ``([], None)`` if it
@@ -505,30 +522,59 @@ def _provider_chunks(session, kind, allowed):
 
 
 def _fits_of(session, ids, shape, classes, start, end, kind,
-             exclude_reservation):
+             exclude_reservation, count=None):
     """``{provider: units of shape}`` over ``[start, end)`` for ``ids``:
     their inventories and their bookings over the window, two
-    statements."""
+    statements.
+
+    For one unit (``count`` 1), a third one first: the sum and the
+    largest of each provider's bookings per class, which bound its fit
+    (``capacity.fit_bounds``); only the providers whose exact fit may
+    change the plan have their bookings read
+    (``capacity.one_unit_sweep``), the others showing a fit that plans
+    the same (a lower bound, for a provider that is not the choice).
+    """
     query = sa.select(*_INV_COLUMNS).where(
         Inv.provider_id.in_(ids), Inv.resource_class.in_(classes))
     if kind is not None:
         query = query.where(Inv.provider_kind == kind)
     inventories = _by_provider(session.execute(query))
-    booked = {}
-    if inventories:
-        query = sa.select(Book.provider_id, Book.resource_class,
-                          Book.start_date, Book.end_date, Book.amount).where(
-            Book.provider_id.in_(sorted(inventories)),
+
+    def overlapping(query, providers):
+        query = query.where(
+            Book.provider_id.in_(providers),
             Book.resource_class.in_(classes), Book.start_date < end,
             Book.end_date > start)
         if exclude_reservation is not None:
             query = query.where(Book.reservation_id != exclude_reservation)
-        for provider, cls, b_start, b_end, amount in session.execute(query):
+        return query
+
+    fits = {}
+    sweep = sorted(inventories)
+    if count == 1 and sweep:
+        sums, largest = {}, {}
+        for provider, cls, total, high in session.execute(overlapping(
+                sa.select(Book.provider_id, Book.resource_class,
+                          sa.func.sum(Book.amount), sa.func.max(Book.amount)),
+                sweep).group_by(Book.provider_id, Book.resource_class)):
+            sums.setdefault(provider, {})[cls] = int(total)
+            largest.setdefault(provider, {})[cls] = int(high)
+        fits, sweep = capacity.one_unit_sweep({
+            p: capacity.fit_bounds(held, sums.get(p, {}),
+                                   largest.get(p, {}), shape)
+            for p, held in inventories.items()})
+    booked = {}
+    if sweep:
+        for provider, cls, b_start, b_end, amount in session.execute(
+                overlapping(sa.select(Book.provider_id, Book.resource_class,
+                                      Book.start_date, Book.end_date,
+                                      Book.amount), sweep)):
             booked.setdefault(provider, {}).setdefault(cls, []).append(
                 capacity.Booking(b_start, b_end, amount))
-    return {p: capacity.provider_fit(inventories[p], booked.get(p, {}),
-                                     shape, start, end) if p in inventories
-            else 0 for p in ids}
+    for p in sweep:
+        fits[p] = capacity.provider_fit(inventories[p], booked.get(p, {}),
+                                        shape, start, end)
+    return {p: fits.get(p, 0) for p in ids}
 
 
 _SORTED = collections.OrderedDict()
@@ -561,11 +607,14 @@ def search(session, shape, count, start, end, affinity=None, providers=None,
     placement rule of ``climate.scheduling.capacity`` (providers in id
     order, a growing prefix at a time, best fit on the first prefix that
     holds them): ``(fits, plan)``, with ``fits`` the units that fit on
-    each provider examined and ``plan`` ``{provider: units}`` or None.
+    each provider examined (for one unit, a lower bound on the providers
+    that are not the choice: see :func:`_fits_of`) and ``plan``
+    ``{provider: units}`` or None.
 
     Each round reads the next ids (unless ``providers`` names them), their
     inventories and their bookings over the window: at most three
-    statements a round and ``len(SEARCH_CHUNKS) + 1`` rounds, whatever the
+    statements a round (four for one unit: :func:`_fits_of`) and
+    ``len(SEARCH_CHUNKS) + 1`` rounds, whatever the
     number of providers and bookings; the first round is enough unless
     the low ids are full.
 
@@ -583,7 +632,7 @@ def search(session, shape, count, start, end, affinity=None, providers=None,
         live = [p for p in ids if p not in skip]
         if live:
             found.update(_fits_of(session, live, shape, classes, start, end,
-                                  kind, exclude_reservation))
+                                  kind, exclude_reservation, count))
         found.update((p, 0) for p in ids if p in skip)
         placed = capacity.plan(found, count, affinity) if found else None
         if placed is not None or size is None or len(ids) < size:
@@ -646,66 +695,156 @@ def _shape_text(shape):
                               for cls, amount in sorted(shape.items()))
 
 
-def _free_whole(session, ids, start, end, kind, exclude_reservation):
-    """Which of ``ids`` have a ``HOST`` inventory and no booking of any
-    class over ``[start, end)``: two statements."""
+def _free_units(session, ids, start, end, kind, cls, limit=None):
+    """Which of ``ids`` (any of ``kind`` if None) have a ``cls`` inventory
+    whose latest booking of ``cls`` starting before ``end`` ends by
+    ``start``, the lowest ``limit`` of them: one statement, one backwards
+    step of the ``(provider, class, start)`` index per provider, however
+    many bookings each has, stopping at the ``limit``-th free one.
+
+    Bookings of a class of capacity one never overlap each other, so the
+    latest to start before the window ends is the only one that can
+    overlap it.  A provider of larger capacity may be found free wrongly
+    here, never busy wrongly: :func:`book` re-checks under the lock."""
+    latest = sa.select(Book.end_date).where(
+        Book.provider_id == Inv.provider_id, Book.resource_class == cls,
+        Book.start_date < end).order_by(
+        Book.start_date.desc()).limit(1).scalar_subquery()
     query = sa.select(Inv.provider_id).where(
-        Inv.provider_id.in_(ids), Inv.resource_class == WHOLE)
+        Inv.resource_class == cls,
+        sa.func.coalesce(latest, _OLDEST) <= start).order_by(
+        Inv.provider_id)
+    if ids is not None:
+        query = query.where(Inv.provider_id.in_(ids))
     if kind is not None:
         query = query.where(Inv.provider_kind == kind)
-    whole = set(session.execute(query).scalars())
-    if not whole:
+    if limit is not None:
+        query = query.limit(limit)
+    return list(session.execute(query).scalars())
+
+
+def _free_of(session, ids, start, end, kind, exclude_reservation, cls):
+    """Which of ``ids`` have a ``cls`` inventory and no booking over
+    ``[start, end)`` (of any class for ``HOST``, of ``cls`` otherwise):
+    two statements."""
+    query = sa.select(Inv.provider_id).where(
+        Inv.provider_id.in_(ids), Inv.resource_class == cls)
+    if kind is not None:
+        query = query.where(Inv.provider_kind == kind)
+    held = set(session.execute(query).scalars())
+    if not held:
         return []
     query = sa.select(Book.provider_id).where(
-        Book.provider_id.in_(sorted(whole)), Book.start_date < end,
+        Book.provider_id.in_(sorted(held)), Book.start_date < end,
         Book.end_date > start)
+    if cls != WHOLE:
+        query = query.where(Book.resource_class == cls)
     if exclude_reservation is not None:
         query = query.where(Book.reservation_id != exclude_reservation)
     busy = set(session.execute(query.distinct()).scalars())
-    return sorted(whole - busy)
+    return sorted(held - busy)
 
 
-def place_whole(session, reservation_id, lease_id, count, start, end,
-                providers=None, kind=COMPUTE_HOST, exclude_reservation=None):
-    """Book ``count`` providers whole over ``[start, end)``: the lowest
-    ids among those with a ``HOST`` inventory and no booking of any class
-    over the window, found a prefix of ids at a time as :func:`search`
-    does (at most three statements a round), then :func:`book` (which
-    re-checks under the lock).  Providers taken meanwhile by concurrent
-    bookers are replaced, at most :data:`PLACE_ROUNDS` times.
+#: Whether units of capacity one are looked for among all the candidates
+#: in one statement stopping at the count-th free one (else a prefix of
+#: ids at a time, a statement each), by dialect.  Measured
+#: (benchmarks/bench_floatingips.py, 4,000 segments, 1,000 of them
+#: candidates): MariaDB evaluates the whole candidate list before the
+#: LIMIT (72 ms a placement at once, 9.5 ms by prefixes); PostgreSQL
+#: walks the index in order and stops (16 ms at once).
+_UNITS_AT_ONCE = {'mysql': False}
 
-    :returns: the provider ids booked.
-    :raises Conflict: fewer than ``count`` are free.
-    """
+
+def _place_free(session, reservation_id, lease_id, cls, count, start, end,
+                providers, kind, exclude_reservation):
+    """Book one ``cls`` on each of the ``count`` lowest ids free of it
+    over ``[start, end)``, then :func:`book` (which re-checks under the
+    lock).  Whole providers are found a prefix of ids at a time as
+    :func:`search` does (at most three statements a round); units of
+    capacity one by one statement (:func:`_free_units`).  Providers taken
+    meanwhile by concurrent bookers are replaced, at most
+    :data:`PLACE_ROUNDS` times."""
     _check_window(start, end)
     _check_count(count)
-    allowed = None if providers is None else sorted(set(providers))
+    allowed = None if providers is None else _sorted_ids(providers)
     skip = set()
     free = []
+    # a class of capacity one, with nothing left out: free is read from
+    # each provider's latest booking (_free_units), over all the
+    # candidates at once where the database stops at the count-th
+    units = cls != WHOLE and exclude_reservation is None
+    one_statement = units and _UNITS_AT_ONCE.get(
+        session.get_bind().dialect.name, True)
     for _round in range(PLACE_ROUNDS):
         free = []
-        for ids, size in _provider_chunks(session, kind, allowed):
-            live = [p for p in ids if p not in skip]
-            if live:
-                free += _free_whole(session, live, start, end, kind,
-                                    exclude_reservation)
-            if len(free) >= count or size is None or len(ids) < size:
-                break
+        if one_statement:
+            ids = None if allowed is None else [
+                p for p in allowed if p not in skip]
+            if ids is None or ids:
+                free = [p for p in _free_units(
+                    session, ids, start, end, kind, cls,
+                    count + len(skip)) if p not in skip]
+        else:
+            for ids, size in _provider_chunks(session, kind, allowed):
+                live = [p for p in ids if p not in skip]
+                if live and units:
+                    free += _free_units(session, live, start, end, kind,
+                                        cls)
+                elif live:
+                    free += _free_of(session, live, start, end, kind,
+                                     exclude_reservation, cls)
+                if len(free) >= count or size is None or len(ids) < size:
+                    break
         free = free[:count]
         if len(free) < count:
             break
         try:
             # refused before it writes anything: nothing to undo
             book(session, reservation_id, lease_id,
-                 [Request(p, WHOLE, 1) for p in free], start, end,
+                 [Request(p, cls, 1) for p in free], start, end,
                  exclude_reservation)
             return free
         except exceptions.Conflict as exc:
             skip.add(exc.kwargs.get('provider'))
     raise exceptions.Conflict(
-        reason='%d provider(s) are free whole from %s to %s UTC; %d asked'
-        % (len(free), _fmt(start), _fmt(end), count),
+        reason='%d provider(s) are free %s from %s to %s UTC; %d asked'
+        % (len(free), 'whole' if cls == WHOLE else 'of ' + cls,
+           _fmt(start), _fmt(end), count),
         available=len(free), at=start)
+
+
+def place_whole(session, reservation_id, lease_id, count, start, end,
+                providers=None, kind=COMPUTE_HOST, exclude_reservation=None):
+    """Book ``count`` providers whole over ``[start, end)``: the lowest
+    ids among those with a ``HOST`` inventory and no booking of any class
+    over the window (see :func:`_place_free`).
+
+    :returns: the provider ids booked.
+    :raises Conflict: fewer than ``count`` are free.
+    """
+    return _place_free(session, reservation_id, lease_id, WHOLE, count,
+                       start, end, providers, kind, exclude_reservation)
+
+
+def place_units(session, reservation_id, lease_id, cls, count, start, end,
+                providers=None, kind=None, exclude_reservation=None):
+    """Book one ``cls`` on each of ``count`` distinct providers whose
+    ``cls`` capacity is one (a floating IP, a network segment): a provider
+    is free iff no booking of ``cls`` overlaps ``[start, end)``, which
+    its latest booking to start before ``end`` tells alone
+    (:func:`_free_units`; see :func:`_place_free`).
+    The lowest free ids are taken, as :func:`place` with affinity false
+    would; :func:`book` re-checks each under its lock, so a provider of
+    larger or no usable capacity is never overbooked, only refused.
+
+    :returns: the provider ids booked.
+    :raises Conflict: fewer than ``count`` are free.
+    """
+    if cls == WHOLE:
+        raise exceptions.InvalidInput(
+            reason='place_whole books whole providers, not place_units')
+    return _place_free(session, reservation_id, lease_id, cls, count,
+                       start, end, providers, kind, exclude_reservation)
 
 
 # -- inventory ----------------------------------------------------------------
@@ -1236,6 +1375,7 @@ def holders(session, provider_ids, after):
         Book.provider_id.in_(sorted(provider_ids)),
         Book.end_date > after).distinct().order_by(
         Book.reservation_id, Book.provider_id))]
+
 
 # -- transactions -------------------------------------------------------------
 

@@ -80,6 +80,8 @@ class Reservation(TimestampMixin, Base):
     params = sa.Column(sa.JSON, nullable=False, default=dict)
     missing_resources = sa.Column(sa.Boolean, nullable=False, default=False)
     resources_changed = sa.Column(sa.Boolean, nullable=False, default=False)
+    # the reservation whose needs this one holds (a stack's), or null
+    part_of = sa.Column(sa.String(36), nullable=True, index=True)
 
     lease = orm.relationship('Lease', back_populates='reservations')
 
@@ -269,6 +271,62 @@ class VolumePool(TimestampMixin, Base):
     capabilities = sa.Column(sa.Text, nullable=False, default='{}')
 
 
+class FloatingIP(TimestampMixin, Base):
+    """An address of an external network that ``virtual:floatingip``
+    reservations book (Blazar's ``floatingips``): registered by an
+    operator, outside Neutron's allocation pools so that Neutron never
+    hands it out on its own.
+
+    An address is also a provider of the capacity ledger (``provider_id``
+    ``floatingip:<id>``, kind ``floatingip``, class ``FLOATING_IP`` = 1):
+    see ``climate.db.floatingips``.
+    """
+
+    __tablename__ = 'floatingips'
+    __table_args__ = (
+        # one registration per address of a network; finds a network's
+        # addresses too
+        sa.UniqueConstraint('floating_network_id', 'floating_ip_address',
+                            name='uniq_floatingips0network0address'),
+    )
+
+    id = sa.Column(sa.String(36), primary_key=True, default=_uuid)
+    floating_network_id = sa.Column(CAPABILITY_VALUE, nullable=False)
+    # the address in its canonical text (ipaddress' str)
+    floating_ip_address = sa.Column(CAPABILITY_VALUE, nullable=False)
+    # the Neutron subnet holding it (null with the static inventory)
+    subnet_id = sa.Column(sa.String(255), nullable=True)
+    reservable = sa.Column(sa.Boolean, nullable=False, default=True)
+
+
+class NetworkSegment(TimestampMixin, Base):
+    """A network segment ``network`` reservations book (Chameleon's and
+    Blazar's ``network_segments``): a VLAN, VXLAN or flat segment an
+    operator registered, made a Neutron network at a reservation's start.
+
+    A segment is also a provider of the capacity ledger (``provider_id``
+    ``network_segment:<id>``, kind ``network_segment``, class
+    ``NETWORK_SEGMENT`` = 1): see ``climate.db.network_segments``.
+    """
+
+    __tablename__ = 'network_segments'
+    __table_args__ = (
+        # one registration per segment; physical_network is '' (not
+        # null) for vxlan so that the constraint holds on every engine
+        sa.UniqueConstraint('network_type', 'physical_network', 'segment_id',
+                            name='uniq_network_segments0type0physnet0seg'),
+    )
+
+    id = sa.Column(sa.String(36), primary_key=True, default=_uuid)
+    network_type = sa.Column(sa.String(16), nullable=False)
+    physical_network = sa.Column(CAPABILITY_VALUE, nullable=False,
+                                 default='')
+    segment_id = sa.Column(sa.Integer, nullable=False)
+    reservable = sa.Column(sa.Boolean, nullable=False, default=True)
+    # JSON text: the extra capabilities resource_properties select by
+    capabilities = sa.Column(sa.Text, nullable=False, default='{}')
+
+
 class ResourceProperty(TimestampMixin, Base):
     """A property name hosts may carry, and whether users may see it."""
 
@@ -322,6 +380,17 @@ class HostInventoryVersion(Base):
 
     id = sa.Column(sa.Integer, primary_key=True, autoincrement=False)
     version = sa.Column(sa.BigInteger, nullable=False, default=0)
+
+
+class InventoryVersion(Base):
+    """The change counter of one kind of provider's inventory (volume
+    pools, ...): managers cache what they compute from that inventory per
+    version (``climate.db.inventory_versions``)."""
+
+    __tablename__ = 'inventory_versions'
+
+    kind = sa.Column(sa.String(64), primary_key=True, autoincrement=False)
+    version = sa.Column(sa.BigInteger, nullable=False)
 
 
 # -- capacity ledger (climate.db.ledger) --------------------------------------

@@ -15,6 +15,11 @@ its transaction:
 A change that would leave bookings not yet over without room is refused
 (Conflict, 409, nothing changed: ``climate.db.ledger.set_inventory``);
 so is the removal of a pool that a booking not yet over holds.
+
+Every change of the pools (create, update, delete, hence sync) bumps the
+``volume_pool`` row of ``inventory_versions`` in its transaction
+(:func:`inventory_version`): the plugin caches the pools a filter matches
+per version.
 """
 
 import json
@@ -25,6 +30,7 @@ import sqlalchemy as sa
 
 from climate import dates
 from climate.db import api as db_api
+from climate.db import inventory_versions
 from climate.db import ledger
 from climate.db import models
 from climate import exceptions
@@ -72,16 +78,29 @@ def capabilities_of(row):
     return caps if isinstance(caps, dict) else {}
 
 
-def inventories(row):
-    """The ledger inventory of a pool row: ``{class: {'total': n}}``."""
-    caps = capabilities_of(row)
+def max_volumes(caps):
+    """The count of volumes a pool of capabilities ``caps`` holds:
+    ``max_volumes``, else :data:`MAX_VOLUMES`."""
     count = caps.get('max_volumes')
     if not isinstance(count, int) or isinstance(count, bool) or count < 0:
         count = MAX_VOLUMES
+    return count
+
+
+def inventories(row):
+    """The ledger inventory of a pool row: ``{class: {'total': n}}``."""
     return {VOLUME_GB: {'total': usable_gb(
                 row.total_capacity_gb, row.reserved_percentage,
                 row.max_over_subscription_ratio)},
-            VOLUME: {'total': count}}
+            VOLUME: {'total': max_volumes(capabilities_of(row))}}
+
+
+def usable(pool):
+    """``{class: usable capacity}`` of a pool (:func:`pool_dict`): what
+    its ledger inventory (:func:`inventories`, neither reserved nor
+    over-committed) lets be booked."""
+    return {VOLUME_GB: pool['capacity_gb'],
+            VOLUME: max_volumes(pool['capabilities'])}
 
 
 def pool_dict(row):
@@ -125,6 +144,14 @@ def _row(session, pool_id, for_update=False):
 def _write_inventory(session, row):
     ledger.set_inventory(session, provider(row.id), ledger.VOLUME_POOL,
                          inventories(row))
+    inventory_versions.bump(session, ledger.VOLUME_POOL)
+
+
+def inventory_version(ctx):
+    """The change counter of the pools (bumped in the transaction of
+    every create, update, delete and sync): what the plugin's cache of
+    matching pools is keyed on."""
+    return inventory_versions.version(ctx, ledger.VOLUME_POOL)
 
 
 def pool_create(ctx, values):
@@ -191,6 +218,7 @@ def pool_delete(ctx, pool_id):
             Book.provider_id == provider(row.id)))
         session.delete(row)
         session.flush()
+        inventory_versions.bump(session, ledger.VOLUME_POOL)
 
 
 def pool_sync(ctx, pools):

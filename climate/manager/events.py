@@ -339,8 +339,9 @@ class EventEngine:
         caller's transaction); returns the lease view to notify."""
         view = views.lease(lease)
         event_view = views.event(event)
-        for res, res_view in zip(lease.reservations,
-                                 view['reservations']):
+        for res, res_view in views.in_run_order(
+                event.event_type != lease_input.END,
+                zip(lease.reservations, view['reservations'])):
             if res.status == states.RES_DELETED:
                 continue
             plugin = self.plugins.get(res.resource_type)

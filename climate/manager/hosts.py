@@ -33,14 +33,9 @@ class HostsEndpoint:
     @property
     def inventory(self):
         if self._inventory is None:
-            try:
-                plugin = self._plugins.get(RESOURCE_TYPE)
-            except exceptions.UnsupportedResourceType:
-                raise exceptions.NotFound(
-                    message='Host reservations are not enabled on this '
-                            'cloud ([manager] plugins lacks '
-                            'physical.host.plugin).')
-            self._inventory = host_inventory.Inventory(plugin)
+            self._inventory = host_inventory.Inventory(
+                self._plugins.enabled(RESOURCE_TYPE, 'Host',
+                                      'physical.host.plugin'))
         return self._inventory
 
     @_user_errors
@@ -116,6 +111,10 @@ class Healer(periodic.PeriodicTask):
             ctx = climate_context.admin_context()
             try:
                 changed.extend(plugin.heal(ctx))
+            except exceptions.CloudUnavailable as exc:
+                # an outage, said once per pass: the next pass retries
+                LOG.warning('Healing by %s waits for the cloud: %s',
+                            plugin.resource_type, exc)
             except Exception:
                 LOG.exception('Healing by %s failed', plugin.resource_type)
         if changed:

@@ -25,13 +25,8 @@ class InstancesEndpoint:
 
     @property
     def plugin(self):
-        try:
-            return self._plugins.get(RESOURCE_TYPE)
-        except exceptions.UnsupportedResourceType:
-            raise exceptions.NotFound(
-                message='Instance reservations are not enabled on this '
-                        'cloud ([manager] plugins lacks '
-                        'virtual.instance.plugin).')
+        return self._plugins.enabled(RESOURCE_TYPE, 'Instance',
+                                     'virtual.instance.plugin')
 
     @_user_errors
     def instance_availability(self, ctx, query):

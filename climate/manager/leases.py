@@ -6,6 +6,7 @@ anywhere rolls all of it back.  Notifications and engine wake-ups go out
 only after the commit.
 """
 
+import contextlib
 import datetime
 import json
 
@@ -45,6 +46,32 @@ def _before_end_of(lease):
                 found is None or ev.time >= found.time):
             found = ev
     return found
+
+
+class _Request:
+    """A checked reservation request of a create: its plugin, its
+    parameters and, for a part of another reservation
+    (``ResourcePlugin.parts``), its owner's index and label."""
+
+    __slots__ = ('plugin', 'params', 'owner', 'label')
+
+    def __init__(self, plugin, params, owner=None, label=None):
+        self.plugin, self.params = plugin, params
+        self.owner, self.label = owner, label
+
+
+@contextlib.contextmanager
+def _about(label):
+    """An error about a part starts with what the part stands for (the
+    template resources of a stack): same class, same status."""
+    if label is None:
+        yield
+        return
+    try:
+        yield
+    except exceptions.ClimateException as exc:
+        raise type(exc)(message='%s: %s' % (label, exc.message),
+                        **exc.kwargs) from exc
 
 
 class LeaseService:
@@ -108,10 +135,7 @@ class LeaseService:
         values = lease_input.parse_create(
             body, now, CONF.api.max_name_length,
             CONF.manager.minutes_before_end_lease)
-        requests = [(self.plugins.get(rtype), params)
-                    for rtype, params in values['reservations']]
-        validated = [(plugin, plugin.validate(params))
-                     for plugin, params in requests]
+        validated = self._validated(ctx, values['reservations'])
         trust_id = trusts.create(ctx)
         try:
             result, due_times = self._create(ctx, values, validated,
@@ -126,6 +150,49 @@ class LeaseService:
         self.notifier.send(ctx, lease_notifications.CREATE, result)
         self._wake_if_due_soon(due_times)
         return result
+
+    def _validated(self, ctx, requests):
+        """Each ``(resource type, params)`` request checked by its
+        plugin (``validate``, then ``check`` as the caller), preceded by
+        its parts (``ResourcePlugin.parts``) checked by theirs, as
+        :class:`_Request` items in the order they are booked."""
+        out = []
+        for rtype, params in requests:
+            plugin = self.plugins.get(rtype)
+            params = plugin.validate(params)
+            plugin.check(ctx, params)
+            owner = len(out) + len(plugin.parts(params))
+            out.extend(self._parts(plugin, params, owner))
+            out.append(_Request(plugin, params))
+        return out
+
+    def _parts(self, plugin, params, owner):
+        """The parts of a reservation with parameters ``params``, checked
+        by their plugins; ``owner`` is the index its own request will
+        have."""
+        out = []
+        for label, request in plugin.parts(params):
+            request = dict(request)
+            part_plugin = self.plugins.get(request.pop('resource_type'))
+            with _about(label):
+                out.append(_Request(part_plugin,
+                                    part_plugin.validate(request), owner,
+                                    label))
+        return out
+
+    @staticmethod
+    def _link_parts(records, validated):
+        """Once ids are known: each part names its owner
+        (``stack_reservation_id``), each owner its parts
+        (``ResourcePlugin.with_parts``)."""
+        parts = {}
+        for res, item in zip(records, validated):
+            if item.owner is not None:
+                res.part_of = records[item.owner].id
+                parts.setdefault(item.owner, []).append(res.id)
+        for index, ids in parts.items():
+            records[index].params = validated[index].plugin.with_parts(
+                records[index].params, ids)
 
     @db_api.retry_on_deadlock
     def _create(self, ctx, values, validated, trust_id, idempotency=None):
@@ -148,17 +215,18 @@ class LeaseService:
             'trust_id': trust_id,
             'status': states.PENDING,
         }
-        reservations = [{'resource_type': plugin.resource_type,
-                         'params': params, 'status': states.RES_PENDING}
-                        for plugin, params in validated]
+        reservations = [{'resource_type': item.plugin.resource_type,
+                         'params': item.params,
+                         'status': states.RES_PENDING}
+                        for item in validated]
         with db_api.writer(ctx):
             # a taken name is caught by the unique key (lease_insert raises
             # LeaseNameAlreadyExists): no query ahead of the insert
             lease = db_api.lease_records(row_values, reservations, events)
-            for res, (plugin, _params) in zip(lease.reservations,
-                                              validated):
+            for res, item in zip(lease.reservations, validated):
                 # what depends on the id is in the body from the start
-                res.params = plugin.params_with_id(res.params, res.id)
+                res.params = item.plugin.params_with_id(res.params, res.id)
+            self._link_parts(lease.reservations, validated)
             if idempotency is not None:
                 # first: a concurrent create with the key waits here
                 idempotency.record(ctx, lease.id)
@@ -166,14 +234,17 @@ class LeaseService:
             # the listing's body comes from here, not from the database
             db_api.lease_insert(ctx, lease, json.dumps(lease_view))
             res_views = {r['id']: r for r in lease_view['reservations']}
-            for res in lease.reservations:  # in the order asked for
-                resource_id = self.plugins.get(res.resource_type).reserve(
-                    ctx, lease_view, res_views[res.id])
+            for res, item in zip(lease.reservations, validated):
+                # in the order asked for, each reservation's parts first
+                with _about(item.label):
+                    resource_id = item.plugin.reserve(
+                        ctx, lease_view, res_views[res.id])
                 if resource_id is not None:
                     db_api.reservation_set_resource(ctx, lease.id, res.id,
                                                     resource_id)
                     res.resource_id = resource_id
             db_api.flush(ctx)
+            db_api.refresh_records(ctx, lease.reservations)
             result = views.lease(lease)
         return result, due_times
 
@@ -231,27 +302,84 @@ class LeaseService:
                 changes.setdefault(res_id, {}).update(params)
             dates_moved = (new['start_date'] != current['start_date'] or
                            new['end_date'] != current['end_date'])
+            checked = {}
+            for res_id, change in changes.items():
+                res = by_id[res_id]
+                owner = res.part_of
+                if owner is not None and any(
+                        (res.params or {}).get(key) != value
+                        for key, value in change.items()):
+                    raise exceptions.InvalidState(
+                        kind='Reservation', id=res.id, status=res.status,
+                        reason='it holds part of the stack of reservation '
+                               '%s; change that reservation\'s template or '
+                               'parameters instead' % owner)
+                plugin = self.plugins.get(res.resource_type)
+                checked[res_id] = plugin.validate_change(
+                    dict(res.params or {}), change)
+                plugin.check(ctx, checked[res_id])
+            # reservations whose parts are booked anew (a new template)
+            rebooked = {res_id for res_id, params in checked.items()
+                        if self.plugins.get(by_id[res_id].resource_type)
+                        .needs_changed(by_id[res_id].params, params)}
             new_view = views.lease(lease)
             for res, res_view in zip(lease.reservations,
                                      new_view['reservations']):
-                if res.id not in changes and not dates_moved:
+                if res.part_of in rebooked or (res.id not in changes and
+                                               not dates_moved):
                     continue
                 plugin = self.plugins.get(res.resource_type)
-                params = dict(res.params or {})
-                if res.id in changes:
-                    params = plugin.validate_change(params, changes[res.id])
+                params = checked.get(res.id, dict(res.params or {}))
                 res.params = plugin.update(ctx, old_view, new_view, res_view,
                                            params)
+            to_prepare = set(changes)
+            for res_id in sorted(rebooked):
+                to_prepare.update(self._rebook_parts(ctx, lease,
+                                                     by_id[res_id]))
             db_api.flush(ctx)
             result = views.lease(lease)
         if changes:
-            result = self._prepare(ctx, result, set(changes))
+            result = self._prepare(ctx, result, to_prepare)
         if result != old_view:
             # an empty body (or the same values again) changes nothing:
             # no notification, as in Blazar
             self.notifier.send(ctx, lease_notifications.UPDATE, result)
             self.wake()
         return result
+
+    def _rebook_parts(self, ctx, lease, owner):
+        """Replace the parts of ``owner`` (a pending reservation whose
+        new parameters need others) in the update's transaction: the old
+        ones are released and removed, the new ones booked, all or
+        nothing.  Returns the new parts' ids."""
+        view = views.lease(lease)
+        res_views = {r['id']: r for r in view['reservations']}
+        for part in [r for r in lease.reservations
+                     if r.part_of == owner.id]:
+            self.plugins.get(part.resource_type).delete(
+                ctx, view, res_views[part.id])
+            lease.reservations.remove(part)
+        plugin = self.plugins.get(owner.resource_type)
+        items = self._parts(plugin, owner.params, None)
+        rows = [models.Reservation(
+            resource_type=item.plugin.resource_type,
+            status=states.RES_PENDING, params=item.params, part_of=owner.id)
+            for item in items]
+        lease.reservations.extend(rows)
+        db_api.flush(ctx)
+        for row, item in zip(rows, items):
+            row.params = item.plugin.params_with_id(row.params, row.id)
+        owner.params = plugin.with_parts(owner.params, [r.id for r in rows])
+        db_api.flush(ctx)
+        view = views.lease(lease)
+        res_views = {r['id']: r for r in view['reservations']}
+        for row, item in zip(rows, items):
+            with _about(item.label):
+                resource_id = item.plugin.reserve(ctx, view,
+                                                  res_views[row.id])
+            if resource_id is not None:
+                row.resource_id = resource_id
+        return [row.id for row in rows]
 
     def _prepare(self, ctx, lease, reservation_ids=None):
         """Let the plugins make what their pending reservations show
@@ -332,8 +460,8 @@ class LeaseService:
                                      for_update=True)
             view = views.lease(lease)
             reclaim = lease.status in (states.ACTIVE, states.ERROR)
-            for res, res_view in zip(lease.reservations,
-                                     view['reservations']):
+            for res, res_view in views.in_run_order(
+                    False, zip(lease.reservations, view['reservations'])):
                 plugin = self.plugins.get(res.resource_type)
                 if reclaim and res.status != states.RES_DELETED:
                     plugin.on_end(ctx, view, res_view, None)

@@ -49,6 +49,18 @@ class Registry:
                 resource_type=resource_type,
                 available=', '.join(sorted(self._by_type)) or 'nothing')
 
+    def enabled(self, resource_type, kind, entry_point):
+        """The plugin for ``resource_type``, or NotFound (404) saying
+        that ``kind`` reservations are not enabled (``[manager] plugins``
+        lacks ``entry_point``): what an API route of the type answers."""
+        try:
+            return self.get(resource_type)
+        except exceptions.UnsupportedResourceType:
+            raise exceptions.NotFound(
+                message='%s reservations are not enabled on this cloud '
+                        '([manager] plugins lacks %s).' % (kind,
+                                                           entry_point))
+
     def __iter__(self):
         """The loaded plugin objects."""
         return iter(list(self._by_type.values()))

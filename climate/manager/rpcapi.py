@@ -408,6 +408,47 @@ class ManagerAPI:
     def volume_pool_delete(self, ctx, pool_id):
         return self._call(ctx, 'volume_pool_delete', pool_id=pool_id)
 
+    def volume_pool_allocations(self, ctx, lease_id=None,
+                                reservation_id=None):
+        return self._call(ctx, 'volume_pool_allocations', lease_id=lease_id,
+                          reservation_id=reservation_id)
+
+    def volume_availability(self, ctx, query):
+        return self._call(ctx, 'volume_availability', query=query)
+
+    # -- /v1/floatingips (climate.manager.floatingips) ---------------------
+
+    def floatingip_list(self, ctx):
+        return self._call(ctx, 'floatingip_list')
+
+    def floatingip_get(self, ctx, floatingip_id):
+        return self._call(ctx, 'floatingip_get', floatingip_id=floatingip_id)
+
+    def floatingip_create(self, ctx, body):
+        return self._call(ctx, 'floatingip_create', body=body)
+
+    def floatingip_delete(self, ctx, floatingip_id):
+        return self._call(ctx, 'floatingip_delete',
+                          floatingip_id=floatingip_id)
+
+    # -- /v1/networks (climate.manager.networks) ---------------------------
+
+    def network_list(self, ctx):
+        return self._call(ctx, 'network_list')
+
+    def network_get(self, ctx, network_id):
+        return self._call(ctx, 'network_get', network_id=network_id)
+
+    def network_create(self, ctx, body):
+        return self._call(ctx, 'network_create', body=body)
+
+    def network_update(self, ctx, network_id, body):
+        return self._call(ctx, 'network_update', network_id=network_id,
+                          body=body)
+
+    def network_delete(self, ctx, network_id):
+        return self._call(ctx, 'network_delete', network_id=network_id)
+
     # -- /v1/instances (climate.manager.instances) -------------------------
 
     def instance_availability(self, ctx, query):

@@ -12,10 +12,12 @@ from climate import context as climate_context
 from climate import dates
 from climate import exceptions
 from climate.manager import events
+from climate.manager import floatingips
 from climate.manager import hosts
 from climate.manager import idempotency
 from climate.manager import instances
 from climate.manager import leases
+from climate.manager import networks
 from climate.manager import outages
 from climate.manager import plugins as plugin_registry
 from climate.manager import rpcapi
@@ -133,7 +135,9 @@ class ManagerService:
             outages.guard(ManagerEndpoint(self)),
             outages.guard(hosts.HostsEndpoint(self.plugins)),
             outages.guard(instances.InstancesEndpoint(self.plugins)),
-            outages.guard(volume_pools.VolumePoolsEndpoint(self.plugins))])
+            outages.guard(volume_pools.VolumePoolsEndpoint(self.plugins)),
+            outages.guard(floatingips.FloatingIPsEndpoint(self.plugins)),
+            outages.guard(networks.NetworksEndpoint(self.plugins))])
         self._server.start()
         self.engine.start()
         self.healer.start()

@@ -29,8 +29,20 @@ def reservation(res):
         'resources_changed': res.resources_changed,
         'created_at': dates.format_timestamp(res.created_at),
         'updated_at': dates.format_timestamp(res.updated_at),
+        # the reservation whose needs this one holds (a stack's), or null
+        'stack_reservation_id': res.part_of,
     })
     return body
+
+
+def in_run_order(parts_first, pairs):
+    """``(row, view)`` pairs of a lease's reservations in the order
+    their actions run: the parts of a reservation (those holding a
+    stack's needs, with ``stack_reservation_id``) before the others at
+    the start, after them at the end (a stack is made once what it uses
+    exists, and gone before that is taken back); otherwise as stored."""
+    return sorted(pairs, key=lambda pair: (
+        pair[1]['stack_reservation_id'] is None) == parts_first)
 
 
 def event(ev):

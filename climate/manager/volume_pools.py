@@ -1,42 +1,30 @@
-"""The manager's RPC endpoint for ``/v1/volume-pools``.
+"""The manager's RPC endpoint for ``/v1/volume-pools`` (1.5; their
+allocations, 1.6) and ``/v1/volumes/availability`` (1.6).
 
-The inventory is ``climate.plugins.virtual_volume.inventory``; this
-endpoint answers "not enabled" (404) when ``[manager] plugins`` lacks
+The inventory is ``climate.plugins.virtual_volume.inventory``, the
+allocations ``climate.plugins.virtual_volume.allocations``, the search
+``climate.plugins.virtual_volume.availability``; this endpoint answers
+"not enabled" (404) when ``[manager] plugins`` lacks
 ``virtual.volume.plugin``.
 """
 
-import oslo_messaging as messaging
-
-from climate import exceptions
+from climate.manager import inventory
+from climate.plugins.virtual_volume import allocations
+from climate.plugins.virtual_volume import availability
 from climate.plugins.virtual_volume import inventory as pool_inventory
 
-RESOURCE_TYPE = 'virtual:volume'
-
-_user_errors = messaging.expected_exceptions(exceptions.ClimateException)
+_user_errors = inventory.user_errors
 
 
-class VolumePoolsEndpoint:
-    """What the API may call about volume pools; every method takes the
-    caller's context (authorization is the API's job)."""
+class VolumePoolsEndpoint(inventory.InventoryEndpoint):
+    """What the API may call about volume pools and volume capacity."""
 
-    target = messaging.Target(version='1.0')
+    resource_type = 'virtual:volume'
+    kind = 'Volume'
+    entry_point = 'virtual.volume.plugin'
 
-    def __init__(self, plugins):
-        self._plugins = plugins
-        self._inventory = None
-
-    @property
-    def inventory(self):
-        if self._inventory is None:
-            try:
-                self._plugins.get(RESOURCE_TYPE)
-            except exceptions.UnsupportedResourceType:
-                raise exceptions.NotFound(
-                    message='Volume reservations are not enabled on this '
-                            'cloud ([manager] plugins lacks '
-                            'virtual.volume.plugin).')
-            self._inventory = pool_inventory.Inventory()
-        return self._inventory
+    def make_inventory(self, plugin):
+        return pool_inventory.Inventory()
 
     @_user_errors
     def volume_pool_list(self, ctx):
@@ -57,3 +45,15 @@ class VolumePoolsEndpoint:
     @_user_errors
     def volume_pool_delete(self, ctx, pool_id):
         self.inventory.delete(ctx, pool_id)
+
+    @_user_errors
+    def volume_pool_allocations(self, ctx, lease_id=None,
+                                reservation_id=None):
+        self.plugin()
+        return allocations.allocations(ctx, lease_id, reservation_id)
+
+    @_user_errors
+    def volume_availability(self, ctx, query):
+        """The earliest windows where the volume reservation asked for
+        fits (``climate.plugins.virtual_volume.availability``)."""
+        return availability.search(self.plugin(), ctx, query)

@@ -106,6 +106,41 @@ class ResourcePlugin(abc.ABC):
         unchanged."""
         return params
 
+    def check(self, ctx, params):
+        """Checks of a request that need its caller (``ctx``, with its
+        Keystone token when there is one), run after :meth:`validate` or
+        :meth:`validate_change` and before anything is written: a cloud
+        service asked as the user (Heat validating a stack's template).
+        Default: nothing.
+
+        :raises climate.exceptions.InvalidInput: with the service's
+            reason.
+        """
+
+    def parts(self, params):
+        """The reservations that hold what this one needs, booked in the
+        same lease and granted or refused with it (a stack's servers,
+        volumes and floating IPs): a list of ``(label, request)``, where
+        ``request`` is a reservation request with its ``resource_type``
+        (checked by that type's plugin) and ``label`` says what it stands
+        for in the user's words (an error about it starts with it).
+        Each part is stored with ``part_of``, this reservation's id
+        (shown as ``stack_reservation_id``).  Default: none.
+        """
+        return []
+
+    def with_parts(self, params, part_ids):
+        """The parameters to store once the parts of :meth:`parts` have
+        their ids (``part_ids``, in the same order).  Default:
+        unchanged."""
+        return params
+
+    def needs_changed(self, old, new):
+        """Whether parameters ``new`` (from :meth:`validate_change`) hold
+        other parts than ``old``: the lease service then books the parts
+        anew.  Default: never."""
+        return False
+
     def prepare(self, ctx, lease, reservation):
         """Make in the cloud what the reservation shows its users before
         it starts (called after the transaction that created it, or that

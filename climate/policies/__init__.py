@@ -3,10 +3,12 @@
 import itertools
 
 from climate.policies import base
+from climate.policies import floatingips
 from climate.policies import health
 from climate.policies import hosts
 from climate.policies import instances
 from climate.policies import leases
+from climate.policies import networks
 from climate.policies import volume_pools
 
 
@@ -14,4 +16,6 @@ def list_rules():
     return list(itertools.chain(base.list_rules(), leases.list_rules(),
                                 hosts.list_rules(), instances.list_rules(),
                                 volume_pools.list_rules(),
+                                floatingips.list_rules(),
+                                networks.list_rules(),
                                 health.list_rules()))

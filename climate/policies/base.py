@@ -27,5 +27,13 @@ rules = [
 ]
 
 
+def rule(name, description, path, method, check=ADMIN):
+    """A project-scoped rule of one operation, with its documentation."""
+    return policy.DocumentedRuleDefault(
+        name=name, check_str=check, scope_types=['project'],
+        description=description,
+        operations=[{'path': path, 'method': method}])
+
+
 def list_rules():
     return rules

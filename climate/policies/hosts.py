@@ -1,5 +1,3 @@
-from oslo_policy import policy
-
 from climate.policies import base
 
 PREFIX = 'climate:oshosts:%s'
@@ -7,10 +5,7 @@ HOSTS = '/v1/os-hosts'
 
 
 def _rule(name, description, path, method, check=base.ADMIN):
-    return policy.DocumentedRuleDefault(
-        name=PREFIX % name, check_str=check, scope_types=['project'],
-        description=description,
-        operations=[{'path': path, 'method': method}])
+    return base.rule(PREFIX % name, description, path, method, check)
 
 
 rules = [

@@ -1,16 +1,12 @@
-from oslo_policy import policy
-
 from climate.policies import base
 
 PREFIX = 'climate:volume_pools:%s'
 POOLS = '/v1/volume-pools'
+VOLUMES = '/v1/volumes'
 
 
 def _rule(name, description, path, method, check=base.ADMIN):
-    return policy.DocumentedRuleDefault(
-        name=PREFIX % name, check_str=check, scope_types=['project'],
-        description=description,
-        operations=[{'path': path, 'method': method}])
+    return base.rule(PREFIX % name, description, path, method, check)
 
 
 rules = [
@@ -24,6 +20,14 @@ rules = [
           'PUT'),
     _rule('delete', 'Remove a volume pool from the static inventory.',
           POOLS + '/{pool_id}', 'DELETE'),
+    _rule('allocation:get_all', 'List the reservations holding each volume '
+          'pool, with their windows and gigabytes (microversion 1.6).',
+          POOLS + '/allocations', 'GET'),
+    # any project reader, counts and times only
+    base.rule('climate:volumes:availability',
+              'Search when a volume reservation fits, with the gigabytes '
+              'free (counts and times only; microversion 1.6).',
+              VOLUMES + '/availability', 'POST', base.PROJECT_READER),
 ]
 
 

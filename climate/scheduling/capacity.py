@@ -186,6 +186,48 @@ def provider_fit(inventories, bookings, shape, start, end):
     return units_fit(inventories, free_by_class, shape)
 
 
+def fit_bounds(inventories, sums, largest, shape):
+    """``(low, high)``: bounds of :func:`provider_fit` on a provider with
+    ``inventories`` whose bookings overlapping the window add up to
+    ``sums`` (``{class: amount}``), the largest being ``largest``.  Each
+    of them holds its amount at some instant of the window, so the peak
+    is at least the largest and at most the sum (exact with one booking
+    or none)."""
+    def fit(held):
+        return units_fit(inventories, {
+            cls: usable(inventories[cls]) - held.get(cls, 0)
+            for cls in shape if cls in inventories}, shape)
+    return fit(sums), fit(largest)
+
+
+def one_unit_sweep(bounds):
+    """Which providers' exact fit :func:`plan` of one unit needs, given
+    ``bounds`` (``{provider: (low, high)}`` of :func:`fit_bounds`):
+    ``(known, needed)``, ``known`` a fit standing in for the exact one of
+    each other provider, ``needed`` the sorted rest.
+
+    With one unit every affinity plans the same: the provider of fewest
+    units among those holding one (ties: the lowest id).  A provider
+    surely holding one (``low >= 1``) with the least ``(high, id)`` is
+    no worse than that choice, so a provider whose ``(low, id)`` is above
+    it is not the choice: it stands in with ``low`` (still above the
+    choice, so ``plan`` picks the same provider); a provider of
+    ``high`` 0 holds none (0 is exact), nor does a provider of equal
+    bounds need more.  Only the others are swept.
+    """
+    best = min(((high, p) for p, (low, high) in bounds.items()
+                if low >= 1), default=None)
+    known, needed = {}, []
+    for provider, (low, high) in bounds.items():
+        if low == high or high < 1:
+            known[provider] = high
+        elif best is not None and (low, provider) > best:
+            known[provider] = low
+        else:
+            needed.append(provider)
+    return known, sorted(needed)
+
+
 def total_fit(fits, affinity=None):
     """How many units fit over a set of providers, given ``fits``
     (``{provider: units that fit on it}``) and the affinity rule."""

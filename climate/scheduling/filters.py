@@ -35,6 +35,8 @@ from climate import exceptions
 COMPARISONS = ('=', '!=', '<', '<=', '>', '>=')
 LOGICAL = ('and', 'or', 'not')
 OPERATORS = COMPARISONS + ('in',) + LOGICAL
+#: Other spellings accepted for an operator (``==`` as in C and Python).
+ALIASES = {'==': '='}
 # a filter is a small document, not a program
 MAX_DEPTH = 16
 MAX_NODES = 256
@@ -120,6 +122,8 @@ class _Parser:
             self.fail(path, 'expected a list like ["=", "$name", "value"], '
                             'not %s' % _json_type(expr))
         op = expr[0]
+        if isinstance(op, str):
+            op = ALIASES.get(op, op)
         if not isinstance(op, str) or op.lower() not in OPERATORS:
             self.fail(path + [0], 'unknown operator %s; use one of %s' % (
                 json.dumps(op), ' '.join(OPERATORS)))

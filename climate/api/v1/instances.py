@@ -15,18 +15,26 @@ from climate import policy
 AVAILABILITY_VERSION = microversion.Version.parse('1.3')
 
 
-_body = types.request_object
-
-
-class InstancesController(rest.RestController):
-    """``/v1/instances``."""
+class AvailabilityController(rest.RestController):
+    """A collection whose ``availability`` action (POST, a JSON body) is
+    a search of the manager: from ``VERSION`` on, under policy ``RULE``,
+    answered by the RPC method ``METHOD``."""
 
     _custom_actions = {'availability': ['POST']}
+    VERSION = RULE = METHOD = None
 
     @pecan.expose('json')
     def availability(self):
-        microversion.require(pecan.request, AVAILABILITY_VERSION)
+        microversion.require(pecan.request, self.VERSION)
         ctx = pecan.request.context
-        policy.authorize(ctx, 'climate:instances:availability')
-        return {'availability': pecan.request.rpcapi.instance_availability(
-            ctx, _body())}
+        policy.authorize(ctx, self.RULE)
+        search = getattr(pecan.request.rpcapi, self.METHOD)
+        return {'availability': search(ctx, types.request_object())}
+
+
+class InstancesController(AvailabilityController):
+    """``/v1/instances``."""
+
+    VERSION = AVAILABILITY_VERSION
+    RULE = 'climate:instances:availability'
+    METHOD = 'instance_availability'

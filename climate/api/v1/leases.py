@@ -18,6 +18,8 @@ PAGINATION_VERSION = microversion.Version.parse('1.1')
 #: ``on_end``).
 PRECREATED_VERSION = microversion.Version.parse('1.4')
 PRECREATED_FIELDS = ('server_id', 'server', 'on_end')
+#: Resource types newer than those fields, which take them at any version.
+NEWER_TYPES = ('virtual:volume', 'virtual:stack')
 LIST_PARAMS = frozenset(['limit', 'marker', 'sort_key', 'sort_dir', 'status',
                          'name', 'project_id', 'time_from', 'time_to'])
 SORT_KEYS = ('created_at', 'name', 'start_date', 'end_date', 'status', 'id')
@@ -96,7 +98,7 @@ def _refuse_newer_fields(body):
         return
     for res in body.get('reservations') or []:
         if isinstance(res, dict) and \
-                res.get('resource_type') == 'virtual:volume':
+                res.get('resource_type') in NEWER_TYPES:
             continue  # a new type: its fields (on_end) at any version
         for field in PRECREATED_FIELDS:
             if isinstance(res, dict) and field in res:

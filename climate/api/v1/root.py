@@ -3,16 +3,22 @@
 import pecan
 
 from climate.api import health
+from climate.api.v1 import floatingips
 from climate.api.v1 import hosts
 from climate.api.v1 import instances
 from climate.api.v1 import leases
+from climate.api.v1 import networks
 from climate.api.v1 import volume_pools
+from climate.api.v1 import volumes
 
 
 class V1Controller:
 
     leases = leases.LeasesController()
     instances = instances.InstancesController()  # 1.3
+    volumes = volumes.VolumesController()  # 1.6
+    floatingips = floatingips.FloatingIPsController()  # Blazar's 1.0
+    networks = networks.NetworksController()  # Blazar's (Chameleon's) 1.0
     health = health.HealthController()  # admin only
 
     @pecan.expose('json')

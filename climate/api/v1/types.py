@@ -18,9 +18,14 @@ MAX_BODY = 1024 * 1024
 
 #: Plugin parameters whose value is a JSON object or list (a pre-created
 #: instance's boot request, a volume reservation's volume specs and the
-#: ids it shows, sent back as read); every other parameter is a scalar.
+#: ids it shows, a floating IP reservation's addresses, a stack's
+#: template, parameters, environment and what Climate derived and saw
+#: of it, sent back as read); every other parameter is a scalar.
 STRUCTURED_PARAMS = frozenset(['server', 'volumes', 'volume_ids',
-                               'snapshot_ids'])
+                               'image_ids', 'required_floatingips',
+                               'floatingips', 'template', 'parameters',
+                               'environment', 'needs', 'free',
+                               'unreservable', 'outputs'])
 
 
 class JsonScalar(wtypes.UserType):

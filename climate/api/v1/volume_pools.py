@@ -2,7 +2,9 @@
 ``virtual:volume`` reservations book on (see doc/source/volumes.rst).
 
 * ``GET|POST /v1/volume-pools``, ``GET|PUT|DELETE /v1/volume-pools/{id}``;
-  create and delete with the static inventory only.
+  create and delete with the static inventory only;
+* microversion 1.6: ``GET /v1/volume-pools/allocations`` (``lease_id`` /
+  ``reservation_id`` filters), the reservations holding each pool.
 """
 
 import pecan
@@ -10,32 +12,33 @@ from pecan import rest
 
 from climate.api import microversion
 from climate.api.v1 import hosts as hosts_api
+from climate.api.v1 import inventory
 from climate.api.v1 import types
-from climate import exceptions
-from climate import policy
 
 VERSION = microversion.Version.parse('1.5')
+ALLOCATIONS_VERSION = microversion.Version.parse('1.6')
+_rpc = inventory.rpc
+_refuse_on_collection = inventory.refuse_on_collection
 
 
-def _authorize(rule):
-    microversion.require(pecan.request, VERSION)
-    ctx = pecan.request.context
-    policy.authorize(ctx, 'climate:volume_pools:%s' % rule)
-    return ctx
+def _authorize(rule, version=VERSION):
+    return inventory.authorize('climate:volume_pools:%s', rule, version)
 
 
-def _rpc():
-    return pecan.request.rpcapi
+class AllocationsController(rest.RestController):
+    """``/v1/volume-pools/allocations``."""
 
-
-def _refuse_on_collection(pool_id, allowed):
-    if pool_id is None:
-        raise exceptions.MethodNotAllowed(method=pecan.request.method,
-                                          allowed=allowed)
+    @pecan.expose('json')
+    def get_all(self):
+        ctx = _authorize('allocation:get_all', ALLOCATIONS_VERSION)
+        params = hosts_api._query(('lease_id', 'reservation_id'))
+        return {'allocations': _rpc().volume_pool_allocations(ctx, **params)}
 
 
 class VolumePoolsController(rest.RestController):
     """``/v1/volume-pools``."""
+
+    allocations = AllocationsController()
 
     @pecan.expose('json')
     def get_all(self):

@@ -112,11 +112,15 @@ def check_text(value, field):
     return value
 
 
-def _capabilities(values, allow_null):
+def _capabilities(values, allow_null, owner='host',
+                  reserved=RESERVED_KEYS):
+    """Extra capabilities as stored (text values; None: remove one, when
+    ``allow_null``), of a ``owner`` whose own fields are ``reserved``
+    (shared with the network segments' inventory)."""
     if len(values) > MAX_CAPABILITIES:
         raise exceptions.InvalidInput(
-            reason='a host takes at most %d extra capabilities' %
-            MAX_CAPABILITIES)
+            reason='a %s takes at most %d extra capabilities' %
+            (owner, MAX_CAPABILITIES))
     out = {}
     for key, value in values.items():
         check_text(key, 'an extra capability name')
@@ -126,9 +130,10 @@ def _capabilities(values, allow_null):
             raise exceptions.InvalidInput(
                 reason='extra capability names are 1 to %d characters, not '
                        'starting with $: %r' % (MAX_KEY, key))
-        if key in RESERVED_KEYS:
+        if key in reserved:
             raise exceptions.InvalidInput(
-                reason='%s is a host field, not an extra capability' % key)
+                reason='%s is a %s field, not an extra capability' % (
+                    key, owner))
         if value is None and allow_null:
             out[key] = None
             continue

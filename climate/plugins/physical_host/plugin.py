@@ -249,17 +249,21 @@ class InventoryVersionCache:
     """An LRU of values computed from the host inventory, reused while
     ``computehost_inventory_version`` (bumped in the transaction of every
     inventory change) stays the same.  The version is read before the
-    value is computed, so an entry is never older than its version."""
+    value is computed, so an entry is never older than its version.
+    ``version`` (``version(ctx)``) reads another counter of the same
+    kind (the volume pools' ``climate.db.volume_pools.inventory_version``).
+    """
 
-    def __init__(self, size):
+    def __init__(self, size, version=None):
         self._size = size
+        self._version = version
         self._lock = threading.Lock()
         self._items = collections.OrderedDict()
 
     def get(self, ctx, key, compute):
         """The value for ``key`` at the current version: cached, or
         ``compute()`` (run outside the lock) and kept."""
-        version = db_hosts.inventory_version(ctx)
+        version = (self._version or db_hosts.inventory_version)(ctx)
         with self._lock:
             hit = self._items.get(key)
             if hit is not None and hit[0] == version:

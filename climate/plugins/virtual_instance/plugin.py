@@ -40,7 +40,9 @@ from climate.db import api as db_api
 from climate.db import hosts as db_hosts
 from climate.db import ledger
 from climate.db import models
+from climate.db import servers as db_servers
 from climate import exceptions
+from climate.plugins import backend_loader
 from climate.plugins import base
 from climate.plugins.physical_host import plugin as host_plugin
 from climate.plugins.virtual_instance import backends
@@ -120,6 +122,10 @@ def extend(session, res_id, lease_id, now, end, holder):
     try:
         ledger.rebook(session, res_id, lease_id, requests, now, end)
     except exceptions.Conflict as exc:
+        # a pre-created reservation's server held by another lease
+        held = db_servers.explained(session, exc, lease_id, now, end, res_id)
+        if held:
+            raise held
         latest = exc.kwargs.get('at')
         raise exceptions.NotEnoughCapacity(
             reason='reservation %s cannot run until %s UTC: the capacity of '
@@ -203,33 +209,32 @@ def most_slots(session, providers, shape, affinity):
     return capacity.total_fit(fits, affinity)
 
 
+def _server_of(params):
+    """The server a pre-created reservation holds on the ledger
+    (``climate.db.servers``); None for a capacity reservation and for a
+    boot request not booted yet."""
+    if not precreated.is_precreated(params):
+        return None
+    return params.get('server_id') or None
+
+
 def _unit_class(shape):
     """The class a unit is counted by, and its amount per unit."""
     cls = next(c for c in SHAPE_CLASSES if shape.get(c))
     return cls, shape[cls]
 
 
-class VirtualInstancePlugin(base.ResourcePlugin):
+class VirtualInstancePlugin(backend_loader.BackendOwner,
+                            base.ResourcePlugin):
     resource_type = RESOURCE_TYPE
     description = ('Instance slots of a shape (vcpus, memory_mb, disk_gb or '
                    'a flavor), handed over as a private flavor.')
 
+    backends = backends
+
     def __init__(self, owner=None):
         super().__init__(owner)
-        self._backend = None
         self._matches = host_plugin.MatchCache()
-
-    @property
-    def backend(self):
-        """The instance backend of ``[hosts] inventory``, made on first
-        use so that loading the plugin never calls a cloud."""
-        if self._backend is None:
-            self._backend = backends.load(CONF)
-        return self._backend
-
-    @property
-    def acts_in_cloud(self):
-        return self.backend.acts_in_cloud
 
     @property
     def heal_interval(self):
@@ -449,11 +454,37 @@ class VirtualInstancePlugin(base.ResourcePlugin):
                                      lease['project_id']))
         start = host_plugin.parse_view_date(lease['start_date'])
         end = host_plugin.parse_view_date(lease['end_date'])
+        server_id = _server_of(reservation)
         with db_api.writer(ctx) as session:
-            placed = self._place(ctx, session, reservation['id'],
-                                 lease['id'], reservation, start, end)
+            if server_id is not None:
+                # its ledger row first, before the hosts' locks
+                db_servers.ensure(session, server_id)
+            placed = self._place_server(ctx, session, reservation['id'],
+                                        lease['id'], reservation, start, end)
         LOG.debug('Reservation %s holds slots %s', reservation['id'], placed)
         return reservation['id']
+
+    def _place_server(self, ctx, session, res_id, lease_id, params, start,
+                      end, what=None):
+        """:meth:`_place` the slots, then, for a pre-created reservation
+        naming its server, hold the server over the same window in the
+        same transaction (``climate.db.servers``: one lease at a time).
+        The 409 says the server is held when it is, even when the hosts
+        are full too."""
+        server_id = _server_of(params)
+        try:
+            placed = self._place(ctx, session, res_id, lease_id, params,
+                                 start, end, what=what)
+        except exceptions.NotEnoughCapacity:
+            held = server_id and db_servers.refusal(
+                session, server_id, start, end, lease_id, res_id)
+            if held:
+                raise held
+            raise
+        if server_id is not None:
+            db_servers.hold(session, res_id, lease_id, server_id, start,
+                            end)
+        return placed
 
     def update(self, ctx, old_lease, lease, reservation, new_params):
         """Move, resize or reshape a reservation (its lease's transaction
@@ -495,15 +526,20 @@ class VirtualInstancePlugin(base.ResourcePlugin):
                     return params
                 try:
                     # the same hosts when they stay free: refused before
-                    # it writes anything
+                    # it writes anything; a pre-created reservation's
+                    # server moves with its slot
                     ledger.move(session, res_id, start, end)
                     return params
-                except exceptions.Conflict:
-                    pass
+                except exceptions.Conflict as exc:
+                    held = db_servers.explained(session, exc, lease['id'],
+                                                start, end, res_id)
+                    if held:
+                        raise held
             ledger.release(session, res_id)
-            self._place(ctx, session, res_id, lease['id'], params, start,
-                        end, what='cannot %s reservation %s' % (
-                            'move' if same_slots else 'change', res_id))
+            self._place_server(ctx, session, res_id, lease['id'], params,
+                               start, end, what='cannot %s reservation %s' % (
+                                   'move' if same_slots else 'change',
+                                   res_id))
         return params
 
     def _update_active(self, ctx, session, lease, reservation, params,
@@ -577,11 +613,11 @@ class VirtualInstancePlugin(base.ResourcePlugin):
             return
         try:
             if precreated.is_precreated(reservation):
-                ids = self._hold(ctx, lease, reservation)
-            else:
-                ids = self._cloud_ids(self.backend.prepare(
-                    self._backend_view(reservation), lease['project_id'],
-                    self._user_session_of(lease)))
+                self._hold(ctx, lease, reservation)
+                return
+            ids = self._cloud_ids(self.backend.prepare(
+                self._backend_view(reservation), lease['project_id'],
+                self._user_session_of(lease)))
         except Exception:
             LOG.exception('Reservation %s: could not prepare it before the '
                           'start; the start (or the periodic pass) will',
@@ -595,21 +631,43 @@ class VirtualInstancePlugin(base.ResourcePlugin):
 
     def _hold(self, ctx, lease, reservation):
         """Boot a pre-created reservation's server when it was given as a
-        boot request, and shelve it until the start; what to store."""
+        boot request, and shelve it until the start.  Returns whether the
+        reservation changed."""
         view = dict(reservation)
         if view.get('server_id') is None:
             view['server_id'] = self._boot_once(ctx, lease, view)
             if view['server_id'] is None:
-                return {}  # the reservation is gone
-        return self.backend.hold(view)
+                return False  # the reservation is gone
+        return self._shelve_while_pending(ctx, lease['id'], view)
+
+    @db_api.retry_on_deadlock
+    def _shelve_while_pending(self, ctx, lease_id, view):
+        """Shelve the server and store what Nova said under the lease's
+        lock, and only while the reservation is still pending: the start
+        wakes the server holding that lock, so a hold read before the
+        start can neither shelve the woken server nor write its stale
+        status over the wake's."""
+        with db_api.writer(ctx) as session:
+            db_api.lease_get(ctx, lease_id, for_update=True)
+            row = session.get(models.Reservation, view['id'])
+            if row is None or row.status != states.RES_PENDING:
+                return False
+            return self._store_ids(ctx, view['id'], self.backend.hold(view))
 
     @db_api.retry_on_deadlock
     def _boot_once(self, ctx, lease, reservation):
         """Boot the server under the lease's lock and store its id in the
         same transaction: the boot after the create and the periodic pass
-        (of any manager) never both boot."""
+        (of any manager) never both boot.  The server is held on the
+        ledger over the lease's window in that transaction too
+        (``climate.db.servers``), so no other lease can name it for an
+        overlapping window once its id is known.  A server booted for the
+        reservation that another lease named meanwhile (the boot found it
+        again by its metadata, its id stored by no one) stays that
+        lease's: the reservation shows why (``server_error``, missing
+        resources) and holds no server; each periodic pass tries again."""
         with db_api.writer(ctx) as session:
-            db_api.lease_get(ctx, lease['id'], for_update=True)
+            locked = db_api.lease_get(ctx, lease['id'], for_update=True)
             row = session.get(models.Reservation, reservation['id'])
             if row is None:
                 return None
@@ -618,6 +676,19 @@ class VirtualInstancePlugin(base.ResourcePlugin):
                 server_id = self.backend.boot(
                     reservation, lease['project_id'],
                     self._user_session_of(lease))
+                try:
+                    db_servers.hold(session, row.id, locked.id, server_id,
+                                    locked.start_date, locked.end_date)
+                except exceptions.Conflict as exc:
+                    error = 'Reservation %s holds no server: %s' % (
+                        row.id, exc.kwargs.get('reason', exc))
+                    if (row.params or {}).get('server_error') != error:
+                        row.params = dict(row.params, server_error=error)
+                        row.missing_resources = True
+                        locked.degraded = True
+                        session.flush()
+                        LOG.warning('%s', error)
+                    return None
                 row.params = dict(row.params, server_id=server_id)
                 session.flush()
             return server_id
@@ -631,13 +702,11 @@ class VirtualInstancePlugin(base.ResourcePlugin):
             if not precreated.is_precreated(res):
                 continue
             try:
-                ids = self._hold(ctx, lease, res)
+                if self._hold(ctx, lease, res):
+                    changed.append(res['id'])
             except Exception:
                 LOG.exception('Reservation %s: could not keep its server '
                               'shelved', res['id'])
-                continue
-            if self._store_ids(ctx, res['id'], ids, lease['id']):
-                changed.append(res['id'])
         return changed
 
     # -- events ---------------------------------------------------------------
@@ -691,15 +760,12 @@ class VirtualInstancePlugin(base.ResourcePlugin):
         return ids
 
     @staticmethod
-    def _store_ids(ctx, res_id, ids, lease_id=None):
+    def _store_ids(ctx, res_id, ids):
         """Store the cloud ids on the reservation, in the caller's
-        transaction (the lease's body is rendered again at commit), or in
-        one of its own holding the lease's lock when ``lease_id`` is
-        given.  A ``server_error`` flags the reservation (and its lease)
-        as missing resources.  Returns whether anything changed."""
+        transaction (the lease's body is rendered again at commit).  A
+        ``server_error`` flags the reservation (and its lease) as missing
+        resources.  Returns whether anything changed."""
         with db_api.writer(ctx) as session:
-            if lease_id is not None:
-                db_api.lease_get(ctx, lease_id, for_update=True)
             row = session.get(models.Reservation, res_id)
             if row is None:
                 return False

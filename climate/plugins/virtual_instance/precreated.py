@@ -6,7 +6,9 @@ project) or ``server`` (a boot request Climate performs as the lease's
 user, through its trust, right after the create) -- is *pre-created*;
 any other is a capacity reservation (Blazar's).  A pre-created
 reservation books one slot of its server's flavor over the lease window
-on one reservable host (matching ``resource_properties``); the server is
+on one reservable host (matching ``resource_properties``), and the
+server itself (``climate.db.servers``: one lease at a time, a 409 for a
+second lease naming it over an overlapping window); the server is
 shelved until the start, unshelved onto that host at the start, and
 given the reservation's ``on_end`` action at the end: ``delete`` (the
 default), ``shelve`` or ``snapshot`` (then delete).

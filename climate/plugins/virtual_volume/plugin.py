@@ -1,41 +1,45 @@
 """The ``virtual:volume`` resource plugin.
 
-A reservation asks for ``count`` volumes of ``size_gb`` each (or the
-pre-created volumes ``volumes`` lists: Climate creates them at the start
-as the user, through the lease's trust) of ``volume_type``, on a pool
-whose capabilities match ``resource_properties`` (the hosts' filter
-language, over ``$name``, ``$backend`` and the pool's capabilities).
+A reservation asks for ``size_gb`` gigabytes in all (at most ``count``
+volumes when given; or the pre-created volumes ``volumes`` lists: Climate
+creates them at the start as the user, through the lease's trust) of
+``volume_type``, on a pool whose capabilities match
+``resource_properties`` (the hosts' filter language, over ``$name``,
+``$backend`` and the pool's capabilities).
 
-**Booking.**  All the volumes are on one pool: ``ledger.place`` with
-affinity True over the matching reservable pools, shape ``{VOLUME_GB:
-size_gb, VOLUME: 1}``, ``count`` units, in the lease's transaction (kind
-``volume_pool``; see ``climate.db.volume_pools`` for the inventories).
-So concurrent reservations of any number of managers never overbook a
-pool.
+**Booking.**  The reservation is one unit on one pool: ``ledger.place``
+over the matching reservable pools, shape ``{VOLUME_GB: size_gb, VOLUME:
+count}`` (no ``count``: ``size_gb`` volumes, the most that many gigabytes
+can hold, since a volume has at least 1 GB), in the lease's transaction
+(kind ``volume_pool``; see ``climate.db.volume_pools`` for the
+inventories).  So concurrent reservations of any number of managers never
+overbook a pool.
 
 **In the cloud** the backend of ``[volumes] inventory`` acts
-(``backends``): at the start it creates the pre-created volumes, at the
-end it applies ``on_end`` (``delete``, ``snapshot`` then delete,
-``retain``) to what it made; the static backend only records.
+(``backends``): at the start it publishes the reservation to the cloud's
+scheduler and creates the pre-created volumes, at the end it applies
+``on_end`` (``delete``, ``snapshot`` then delete, ``retain``) to the
+reservation's volumes; the static backend only records.
 
-**Parameters stored**: ``size_gb``, ``count``, ``volume_type`` (null:
-the default type), ``resource_properties``, ``on_end``, ``volumes``
-(null or the list of specs), and, set by Climate, ``pool`` (the pool's
-name, from the booking on), ``volume_ids`` and ``snapshot_ids``.
+**Parameters stored**: ``size_gb``, ``count`` (null: no limit),
+``volume_type`` (null: the default type), ``resource_properties``,
+``on_end``, ``volumes`` (null or the list of specs), and, set by Climate,
+``pool`` (the pool's name, from the booking on), ``volume_ids`` and
+``image_ids``.
 """
 
 from oslo_config import cfg
 from oslo_log import log as logging
-import sqlalchemy as sa
 
 from climate import dates
 from climate.db import api as db_api
-from climate.db import lease_json
 from climate.db import ledger
 from climate.db import models
 from climate.db import volume_pools as db_pools
 from climate import exceptions
+from climate.plugins import backend_loader
 from climate.plugins import base
+from climate.plugins import params as plugin_params
 from climate.plugins.physical_host import plugin as host_plugin
 from climate.plugins.virtual_instance import plugin as instance_plugin
 from climate.plugins.virtual_volume import backends
@@ -50,12 +54,18 @@ RESOURCE_TYPE = 'virtual:volume'
 REQUEST_FIELDS = ('size_gb', 'count', 'volume_type', 'resource_properties',
                   'on_end', 'volumes')
 #: Set by Climate; a client may send them back as it read them.
-OUTPUT_FIELDS = ('pool', 'volume_ids', 'snapshot_ids')
+OUTPUT_FIELDS = ('pool', 'volume_ids', 'image_ids')
 ON_END = ('delete', 'snapshot', 'retain')
 SPEC_FIELDS = ('name', 'size_gb', 'volume_type', 'image_id', 'snapshot_id')
 DB_MAX_INT = instance_plugin.DB_MAX_INT
 #: How many pre-created volumes one reservation may list.
 MAX_VOLUMES = 1000
+#: Filters whose matching pools a manager keeps (per pool inventory
+#: version: ``VirtualVolumePlugin.matching``).
+MATCH_CACHE_SIZE = 256
+#: Pools whose bookings one read of the "most free" search takes (the
+#: largest first: ``VirtualVolumePlugin.most_free``).
+MOST_FREE_CHUNK = 64
 _fmt = instance_plugin._fmt
 _short = instance_plugin._short
 
@@ -70,9 +80,31 @@ def integer(value, name, low=1):
     return instance_plugin.integer(value, name, low)
 
 
+def volume_count(params):
+    """The most volumes a reservation may hold: ``count``, else
+    ``size_gb`` (each volume has at least 1 GB)."""
+    return params.get('count') or params['size_gb']
+
+
+def most_free_gb(free):
+    """The most gigabytes free on one pool of a ``ledger.free_capacity``
+    view (0 when it holds no pool)."""
+    return max((held.get(db_pools.VOLUME_GB, {}).get('free', 0)
+                for held in free.values()), default=0)
+
+
+def holding(pools, shape):
+    """The providers of ``pools`` (``(provider, {class: usable})``) that
+    hold ``shape`` when nothing else is booked on them."""
+    return [provider for provider, usable in pools
+            if all(usable.get(cls, 0) >= amount
+                   for cls, amount in shape.items() if amount > 0)]
+
+
 def shape_of(params):
-    """The ledger shape of one volume."""
-    return {db_pools.VOLUME_GB: params['size_gb'], db_pools.VOLUME: 1}
+    """The ledger shape of a reservation (booked as one unit)."""
+    return {db_pools.VOLUME_GB: params['size_gb'],
+            db_pools.VOLUME: volume_count(params)}
 
 
 def _string(value, name, required=False):
@@ -103,26 +135,17 @@ def pool_props(pool):
     return props
 
 
-class VirtualVolumePlugin(base.ResourcePlugin):
+class VirtualVolumePlugin(backend_loader.BackendOwner, base.ResourcePlugin):
     resource_type = RESOURCE_TYPE
-    description = ('Volume capacity (size_gb, count, volume_type) on one '
-                   'storage pool; optionally volumes created at the start.')
+    description = ('Volume capacity (size_gb in at most count volumes, '
+                   'volume_type) on one storage pool; optionally volumes '
+                   'created at the start.')
+    backends = backends
 
     def __init__(self, owner=None):
         super().__init__(owner)
-        self._backend = None
-
-    @property
-    def backend(self):
-        """The volume backend of ``[volumes] inventory``, made on first
-        use so that loading the plugin never calls a cloud."""
-        if self._backend is None:
-            self._backend = backends.load(CONF)
-        return self._backend
-
-    @property
-    def acts_in_cloud(self):
-        return self.backend.acts_in_cloud
+        self._matches = host_plugin.InventoryVersionCache(
+            MATCH_CACHE_SIZE, db_pools.inventory_version)
 
     @property
     def heal_interval(self):
@@ -214,45 +237,46 @@ class VirtualVolumePlugin(base.ResourcePlugin):
 
         :returns: every stored parameter (see the module's docstring).
         """
-        unknown = sorted(set(params) - set(REQUEST_FIELDS) -
-                         set(OUTPUT_FIELDS))
-        if unknown:
-            raise exceptions.InvalidInput(
-                reason='%s: not a virtual:volume parameter; accepted: %s'
-                % (', '.join(unknown), ', '.join(REQUEST_FIELDS)))
-        for key in OUTPUT_FIELDS:
-            if params.get(key) not in (None, []):
-                raise exceptions.MalformedParameter(
-                    param=key, reason='%s is set by Climate; leave it out.'
-                    % key)
+        plugin_params.check_fields(params, RESOURCE_TYPE, REQUEST_FIELDS,
+                                   OUTPUT_FIELDS)
         out = {}
         specs = params.get('volumes')
         if specs is not None:
             specs = self._specs(specs)
-            largest = max(s['size_gb'] for s in specs)
+            total = sum(s['size_gb'] for s in specs)
+            if total > DB_MAX_INT:
+                raise exceptions.MalformedParameter(
+                    param='volumes', reason='The volumes add up to %d GB; '
+                    'at most %d.' % (total, DB_MAX_INT))
             if params.get('size_gb') not in (None, '') and integer(
-                    params['size_gb'], 'size_gb') != largest:
+                    params['size_gb'], 'size_gb') != total:
                 raise exceptions.MalformedParameter(
                     param='size_gb',
-                    reason='With volumes, size_gb is the largest of their '
-                           'sizes (%d); leave it out.' % largest)
+                    reason='With volumes, size_gb is the sum of their '
+                           'sizes (%d); leave it out.' % total)
             if params.get('count') not in (None, '') and integer(
                     params['count'], 'count') != len(specs):
                 raise exceptions.MalformedParameter(
                     param='count',
                     reason='With volumes, count is how many they are (%d); '
                            'leave it out.' % len(specs))
-            out.update(size_gb=largest, count=len(specs))
+            out.update(size_gb=total, count=len(specs))
         else:
             if params.get('size_gb') in (None, ''):
                 raise exceptions.MissingParameter(
                     message='Missing parameter size_gb. A virtual:volume '
-                            'reservation needs size_gb (the size of each '
-                            'volume, in GB).', param='size_gb')
+                            'reservation needs size_gb (the gigabytes '
+                            'reserved in all).', param='size_gb')
             out['size_gb'] = integer(params['size_gb'], 'size_gb')
             count = params.get('count')
-            out['count'] = 1 if count in (None, '') else integer(
+            out['count'] = None if count in (None, '') else integer(
                 count, 'count')
+            if out['count'] is not None and out['count'] > out['size_gb']:
+                raise exceptions.MalformedParameter(
+                    param='count',
+                    reason='count is %d volumes but size_gb is %d GB: a '
+                           'volume has at least 1 GB.' % (
+                               out['count'], out['size_gb']))
         on_end = params.get('on_end')
         if on_end in (None, ''):
             on_end = 'delete'
@@ -266,21 +290,14 @@ class VirtualVolumePlugin(base.ResourcePlugin):
         out['resource_properties'] = instance_plugin.filter_of(
             params.get('resource_properties'))
         out['volumes'] = specs
-        out.update(pool=None, volume_ids=[], snapshot_ids=[])
+        out.update(pool=None, volume_ids=[], image_ids=[])
         return out
 
     def validate_change(self, current, changes):
         """What the client sends back unchanged of what Climate set is
         ignored; the rest is checked as a request."""
-        changes = dict(changes)
-        for key in OUTPUT_FIELDS:
-            if key in changes:
-                if changes[key] == current.get(key):
-                    del changes[key]
-                else:
-                    raise exceptions.CantUpdateParameter(
-                        message='%s cannot be updated. Climate sets it.'
-                        % key, param=key)
+        changes = plugin_params.without_output(current, changes,
+                                               OUTPUT_FIELDS)
         merged = {k: v for k, v in current.items() if k in REQUEST_FIELDS}
         if 'volumes' in changes:
             merged.pop('size_gb', None)
@@ -302,7 +319,28 @@ class VirtualVolumePlugin(base.ResourcePlugin):
     def matching(self, ctx, params):
         """Provider ids of the reservable pools matching
         ``resource_properties`` (and serving ``volume_type`` when the
-        pool lists the types it serves)."""
+        pool lists the types it serves), by pool id (cached per pool
+        inventory version: see :meth:`matching_pools`)."""
+        return [provider for provider, _usable in
+                self.matching_pools(ctx, params)]
+
+    def matching_pools(self, ctx, params):
+        """``((provider id, {class: usable}), ...)`` of the pools
+        :meth:`matching` finds, with their ledger capacities.
+
+        Reading and filtering the pools costs milliseconds per thousand;
+        the answer changes only with the pool inventory, whose every
+        change (``climate.db.volume_pools``: create, update, delete,
+        sync) bumps ``inventory_versions`` in its transaction: a lookup
+        reads that counter (a primary-key read) and reuses the answer
+        found at the same version, in this manager process (an LRU of
+        :data:`MATCH_CACHE_SIZE` filters)."""
+        key = (params.get('resource_properties') or '',
+               params.get('volume_type') or '')
+        return self._matches.get(ctx, key, lambda: self._match(ctx, params))
+
+    @staticmethod
+    def _match(ctx, params):
         tree = filters.parse(params.get('resource_properties'),
                              'resource_properties')
         wanted = params.get('volume_type')
@@ -312,82 +350,127 @@ class VirtualVolumePlugin(base.ResourcePlugin):
             if wanted and isinstance(served, list) and wanted not in served:
                 continue
             if filters.evaluate(tree, pool_props(pool)):
-                found.append(db_pools.provider(pool['id']))
-        return found
+                found.append((db_pools.provider(pool['id']),
+                              db_pools.usable(pool)))
+        return tuple(found)
 
-    def _not_enough(self, session, params, count, providers, start, end,
-                    exc, what=None):
-        """NotEnoughCapacity: how many fit, and from when all would."""
-        shape = shape_of(params)
-        available = exc.kwargs.get('available', 0)
+    @staticmethod
+    def _refuse_unknown_pool(ctx, params):
+        """MalformedParameter (400) when ``resource_properties`` names a
+        pool no pool of the inventory is (reservable or not): a mistake,
+        not a lack of capacity."""
+        if not params.get('resource_properties'):
+            return
+        tree = filters.parse(params['resource_properties'],
+                             'resource_properties')
+        if not any(filters.evaluate(tree, pool_props(pool))
+                   for pool in db_pools.pool_list(ctx)):
+            raise exceptions.MalformedParameter(
+                param='resource_properties',
+                reason='No volume pool of this cloud matches '
+                       'resource_properties %s.' % _short(
+                           params['resource_properties']))
+
+    @staticmethod
+    def _asked(shape):
+        return '%d GB in at most %d volume(s)' % (
+            shape[db_pools.VOLUME_GB], shape[db_pools.VOLUME])
+
+    @staticmethod
+    def most_free(session, pools, start, end):
+        """The most gigabytes free over ``[start, end)`` on one of
+        ``pools`` (``(provider, {class: usable})``): the bookings of the
+        largest pools first, :data:`MOST_FREE_CHUNK` pools (then eight
+        times as many) a read, until no pool left can have more free
+        than found (a pool never has more free than its capacity)."""
+        order = sorted(((usable.get(db_pools.VOLUME_GB, 0), provider)
+                        for provider, usable in pools), reverse=True)
+        most, done, size = 0, 0, MOST_FREE_CHUNK
+        while done < len(order) and order[done][0] > most:
+            chunk = [provider for _gb, provider in order[done:done + size]]
+            most = max(most, most_free_gb(ledger.free_capacity(
+                session, chunk, start, end, ledger.VOLUME_POOL)))
+            done += size
+            size *= 8
+        return most
+
+    def _not_enough(self, session, params, shape, providers, start, end,
+                    what=None, pools=None):
+        """NotEnoughCapacity: the most gigabytes free on one matching pool
+        over the window, and from when the request would fit.
+
+        :param pools: ``(provider, {class: usable})`` of ``providers``
+            when the caller has them (:meth:`matching_pools`); else read
+            from their ledger inventories.
+        """
         when = None
+        most = 0
         if not providers:
             later = ('No reservable volume pool matches resource_properties'
                      '%s.' % (' and volume_type %s' % params['volume_type']
                               if params.get('volume_type') else ''))
         else:
-            fits = {}
-            for provider, held in ledger.inventories_of(
-                    session, providers, ledger.VOLUME_POOL).items():
-                usable = {c: capacity.usable(i) for c, i in held.items()}
-                fits[provider] = capacity.units_fit(held, usable, shape)
-            if capacity.total_fit(fits, True) < count:
-                later = ('All %d never fit on one matching pool, even with '
-                         'nothing else booked.' % count)
+            if pools is None:
+                pools = [(provider, {cls: capacity.usable(inv)
+                                     for cls, inv in held.items()})
+                         for provider, held in ledger.inventories_of(
+                             session, providers,
+                             ledger.VOLUME_POOL).items()]
+            candidates = holding(pools, shape)
+            most = self.most_free(session, pools, start, end)
+            if not candidates:
+                later = ('It never fits on one matching pool, even with '
+                         'nothing else booked.')
             else:
                 until = instance_plugin.horizon_end(start, end - start)
                 when = ledger.earliest_start(
-                    session, shape, count, end - start, start,
-                    latest_end=until, affinity=True, provider_ids=providers,
-                    kind=ledger.VOLUME_POOL)
+                    session, shape, 1, end - start, start,
+                    latest_end=until, affinity=True,
+                    provider_ids=candidates, kind=ledger.VOLUME_POOL)
                 if when is not None:
-                    later = 'All %d would fit for as long from %s UTC.' % (
-                        count, _fmt(when))
+                    later = 'It would fit for as long from %s UTC.' % (
+                        _fmt(when))
                 else:
-                    later = ('All %d do not fit for as long before %s UTC.'
-                             % (count, _fmt(until)))
+                    later = ('It does not fit for as long before %s UTC.'
+                             % _fmt(until))
         return exceptions.NotEnoughCapacity(
-            reason='%s%d volume(s) of %d GB fit on one pool from %s to %s '
-                   'UTC among the %d reservable pool(s) matching; %d asked '
-                   '(%d GB). %s' % (
-                       (what + ': ') if what else '', available,
-                       params['size_gb'], _fmt(start), _fmt(end),
-                       len(providers), count, count * params['size_gb'],
-                       later),
-            available=available, earliest_start=_fmt(when))
+            reason='%s%s asked on one pool from %s to %s UTC; at most %d GB '
+                   'free on one of the %d reservable pool(s) matching. %s' % (
+                       (what + ': ') if what else '', self._asked(shape),
+                       _fmt(start), _fmt(end), most, len(providers), later),
+            available=0, earliest_start=_fmt(when))
 
     def _place(self, ctx, session, res_id, lease_id, params, start, end,
-               count=None, providers=None, what=None):
-        """Book ``count`` (default ``count``) volumes on one pool; the
-        pool's name (NotEnoughCapacity when they do not fit)."""
-        count = params['count'] if count is None else count
+               shape=None, providers=None, what=None):
+        """Book ``shape`` (default the reservation's) on one pool; the
+        pool's name (NotEnoughCapacity when it does not fit)."""
+        shape = shape_of(params) if shape is None else shape
+        pools = None
+        candidates = providers
         if providers is None:
-            providers = self.matching(ctx, params)
+            # the pools too small for the shape even with nothing booked
+            # are left out of the search: when none is left, the refusal
+            # reads no booking to find it
+            pools = self.matching_pools(ctx, params)
+            if not pools:
+                self._refuse_unknown_pool(ctx, params)
+            providers = [provider for provider, _usable in pools]
+            candidates = holding(pools, shape)
         try:
-            placed = ledger.place(session, res_id, lease_id,
-                                  shape_of(params), count, start, end,
-                                  affinity=True, providers=providers,
+            if not candidates:
+                raise exceptions.Conflict(reason='no pool holds the shape')
+            placed = ledger.place(session, res_id, lease_id, shape, 1,
+                                  start, end, affinity=True,
+                                  providers=candidates,
                                   kind=ledger.VOLUME_POOL)
-        except exceptions.Conflict as exc:
-            raise self._not_enough(session, params, count, providers, start,
-                                   end, exc, what)
+        except exceptions.Conflict:
+            raise self._not_enough(session, params, shape, providers,
+                                   start, end, what, pools)
         pool_id = db_pools.pool_of(next(iter(placed)))
         row = session.get(models.VolumePool, pool_id)
         return row.name if row is not None else None
 
-    @staticmethod
-    def _set(session, res_id, **values):
-        """Store ``values`` in the reservation's parameters (the lease's
-        body is rendered again at commit)."""
-        row = session.get(models.Reservation, res_id)
-        if row is None:
-            return False
-        params = dict(row.params or {})
-        if all(params.get(k) == v for k, v in values.items()):
-            return False
-        row.params = dict(params, **values)
-        session.flush()
-        return True
+    _set = staticmethod(plugin_params.set_params)
 
     def reserve(self, ctx, lease, reservation):
         """Book the volumes over the lease's window on one pool
@@ -397,20 +480,16 @@ class VirtualVolumePlugin(base.ResourcePlugin):
         with db_api.writer(ctx) as session:
             pool = self._place(ctx, session, reservation['id'], lease['id'],
                                reservation, start, end)
-            # part of the create (the rows are the create's core inserts):
-            # updated_at stays null; the listing's body is rendered again
-            session.execute(sa.update(models.Reservation).where(
-                models.Reservation.id == reservation['id']).values(
-                params=dict(reservation_params(reservation), pool=pool),
-                updated_at=models.Reservation.updated_at))
-            lease_json.changed(session, (lease['id'],))
+            plugin_params.store_at_create(
+                session, lease['id'], reservation['id'],
+                dict(reservation_params(reservation), pool=pool))
         return reservation['id']
 
     def update(self, ctx, old_lease, lease, reservation, new_params):
         """Pending: the booking moves with the dates (same pool when it
         stays free), or is placed again for a new size, count, type or
-        filter.  Active: the lease may be extended and ``count`` grow
-        (on the same pool); nothing else changes."""
+        filter.  Active: the lease may be extended and ``size_gb`` and
+        ``count`` grow (on the same pool); nothing else changes."""
         params = dict(new_params)
         res_id = reservation['id']
         start = host_plugin.parse_view_date(lease['start_date'])
@@ -418,18 +497,14 @@ class VirtualVolumePlugin(base.ResourcePlugin):
         old_start = host_plugin.parse_view_date(old_lease['start_date'])
         old_end = host_plugin.parse_view_date(old_lease['end_date'])
         same = all(params.get(k) == reservation.get(k) for k in (
-            'size_gb', 'volume_type', 'resource_properties'))
+            'volume_type', 'resource_properties'))
         status = reservation['status']
-        if status == states.RES_ERROR:
-            raise exceptions.InvalidStateUpdate(
-                id=res_id, status=status,
-                reason='Reservation %s is in error; delete its lease and '
-                       'make a new one.' % res_id)
+        plugin_params.refuse_if_error(reservation)
         with db_api.writer(ctx) as session:
             if status == states.RES_ACTIVE:
                 return self._update_active(ctx, session, lease, reservation,
                                            params, same, old_end, end)
-            same = same and params['count'] == reservation['count']
+            same = same and shape_of(params) == shape_of(reservation)
             if same:
                 if (start, end) == (old_start, old_end):
                     return params
@@ -452,28 +527,40 @@ class VirtualVolumePlugin(base.ResourcePlugin):
             raise exceptions.InvalidStateUpdate(
                 id=res_id, status=reservation['status'],
                 reason='An active volume reservation only accepts to '
-                       'extend its lease and grow count. Reservation %s is '
-                       'active: its size_gb, volume_type, '
+                       'extend its lease and grow size_gb and count. '
+                       'Reservation %s is active: its volume_type, '
                        'resource_properties and volumes are in use.' %
                        res_id)
-        old_count, count = reservation['count'], params['count']
-        if count < old_count:
-            raise exceptions.CantUpdateParameter(
-                message='count cannot be updated. Reservation %s is active '
-                        'and holds %d volume(s): count may grow, not drop '
-                        'to %d; shorten the lease (end_date) to give them '
-                        'back earlier.' % (res_id, old_count, count),
-                param='count')
+        old, new = shape_of(reservation), shape_of(params)
+        for cls, field in ((db_pools.VOLUME_GB, 'size_gb'),
+                           (db_pools.VOLUME, 'count')):
+            if new[cls] < old[cls]:
+                raise exceptions.CantUpdateParameter(
+                    message='%s cannot be updated. Reservation %s is active '
+                            'and holds %s: %s may grow, not shrink; shorten '
+                            'the lease (end_date) to give the capacity back '
+                            'earlier.' % (field, res_id, self._asked(old),
+                                          field),
+                    param=field)
         now = dates.utcnow()
         if end != old_end:
             instance_plugin.extend(session, res_id, lease['id'], now, end,
                                    'its pool')
-        if count > old_count:
+        grow = {cls: new[cls] - old[cls] for cls in new}
+        if any(grow.values()):
             held = sorted({r[0] for r in ledger.bookings_of(session, res_id)
                            if r[4] > now})
             self._place(ctx, session, res_id, lease['id'], params, now, end,
-                        count=count - old_count, providers=held,
+                        shape=grow, providers=held,
                         what='cannot grow reservation %s' % res_id)
+        if end > old_end or any(grow.values()):
+            # before the commit: when the cloud cannot be told, the change
+            # is refused whole rather than saved with the cloud's scheduler
+            # still enforcing the old end and size (an earlier end needs no
+            # telling: the end event removes the type)
+            self.backend.publish(
+                self._backend_view(lease, dict(reservation, **params)),
+                lease['project_id'], self._pool(ctx, session, res_id))
         return params
 
     def delete(self, ctx, lease, reservation):
@@ -491,26 +578,42 @@ class VirtualVolumePlugin(base.ResourcePlugin):
         pools = db_pools.pools_by_ids(ctx, ids) if ids else []
         return pools[0] if pools else None
 
+    @staticmethod
+    def _backend_view(lease, reservation):
+        """The reservation as the backend reads it: with the lease's
+        window (Cinder's private type carries it, and the scheduler
+        filter refuses the type outside it)."""
+        return dict(reservation,
+                    lease_start=host_plugin.parse_view_date(
+                        lease['start_date']),
+                    lease_end=host_plugin.parse_view_date(lease['end_date']))
+
+    # The cloud is called outside the plugin's own transactions (a write
+    # transaction open across Cinder's answers, or its timeouts, would hold
+    # row locks that long); what it answers is stored in a short one.
+
     def on_start(self, ctx, lease, reservation, event):
         """Hand the volumes over (backend ``start``) and store their
         ids."""
-        with db_api.writer(ctx) as session:
+        with db_api.reader(ctx) as session:
             pool = self._pool(ctx, session, reservation['id'])
-            answer = self.backend.start(
-                reservation, lease['project_id'], pool,
-                lambda: self.user_session(lease)) or {}
-            values = {'volume_ids': list(answer.get('volume_ids') or [])}
-            if pool is not None:
-                values['pool'] = pool['name']
+        answer = self.backend.start(
+            self._backend_view(lease, reservation), lease['project_id'],
+            pool, lambda: self.user_session(lease)) or {}
+        values = {'volume_ids': list(answer.get('volume_ids') or [])}
+        if pool is not None:
+            values['pool'] = pool['name']
+        with db_api.writer(ctx) as session:
             self._set(session, reservation['id'], **values)
 
     def on_end(self, ctx, lease, reservation, event=None):
-        """Apply ``on_end`` to what the start made (backend ``end``) and
-        free the capacity."""
+        """Apply ``on_end`` to the reservation's volumes (backend
+        ``end``), store the images ``snapshot`` made, free the
+        capacity."""
+        answer = self.backend.end(self._backend_view(lease, reservation),
+                                  reservation.get('on_end') or 'delete')
+        images = list((answer or {}).get('image_ids') or [])
         with db_api.writer(ctx) as session:
-            answer = self.backend.end(reservation,
-                                      reservation.get('on_end') or 'delete')
-            snapshots = list((answer or {}).get('snapshot_ids') or [])
-            if snapshots:
-                self._set(session, reservation['id'], snapshot_ids=snapshots)
+            if images:
+                self._set(session, reservation['id'], image_ids=images)
             ledger.release(session, reservation['id'])

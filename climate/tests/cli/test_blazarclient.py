@@ -166,3 +166,73 @@ def test_openstack_reservation_lease(climate_all):
     _ok(climate_all.run('reservation', 'lease', 'delete', 'osc-2',
                         script='openstack'))
     assert climate_all.run('lease-show', lease['id']).code == 1
+
+
+def _created(done):
+    """blazarclient's ``-f json`` create: a line, then the JSON."""
+    assert done.out.startswith('Created a new '), done
+    return json.loads(done.out.split('\n', 1)[1])
+
+
+def test_blazar_floatingip_commands_and_lease(climate_all):
+    """``blazar floatingip-create/-list/-show/-delete`` on /v1/floatingips,
+    and a ``virtual:floatingip`` lease made by ``blazar lease-create``
+    (python-blazarclient parses its fields, ``required_floatingips`` as
+    JSON)."""
+    made = _created(_ok(climate_all.run(
+        'floatingip-create', 'bz-fip-net', '172.24.4.20', '-f', 'json',
+        script='blazar')))
+    assert (made['floating_network_id'], made['floating_ip_address'],
+            made['reservable']) == ('bz-fip-net', '172.24.4.20', True)
+    listed = json.loads(_ok(climate_all.run(
+        'floatingip-list', '-f', 'json', script='blazar')).out)
+    assert {'id': made['id'], 'floating_ip_address': '172.24.4.20',
+            'floating_network_id': 'bz-fip-net'} in listed
+    ours = json.loads(_ok(climate_all.run(
+        'floatingip-show', made['id'], '-f', 'json')).out)
+    shown = json.loads(_ok(climate_all.run(
+        'floatingip-show', made['id'], '-f', 'json', script='blazar')).out)
+    assert {k: shown[k] for k in ('id', 'floating_ip_address',
+                                  'floating_network_id', 'reservable',
+                                  'created_at')} == {
+        k: ours[k] for k in ('id', 'floating_ip_address',
+                             'floating_network_id', 'reservable',
+                             'created_at')}
+
+    _ok(climate_all.run(
+        'lease-create', '--reservation',
+        'resource_type=virtual:floatingip,network_id=bz-fip-net,amount=1,'
+        'required_floatingips=["172.24.4.20"]', '--start-date',
+        '2090-01-01 00:00', '--end-date', '2090-01-01 02:00', 'bz-fip',
+        script='blazar'))
+    res = _climate_show(climate_all, 'bz-fip')['reservations'][0]
+    assert (res['resource_type'], res['network_id'], res['amount'],
+            res['required_floatingips'], res['floatingips']) == (
+        'virtual:floatingip', 'bz-fip-net', 1, ['172.24.4.20'],
+        ['172.24.4.20'])
+
+    done = climate_all.run('floatingip-delete', made['id'], script='blazar')
+    assert done.code == 1
+    assert ("ERROR: Can't delete floating IP %s. Floating IP id %s is "
+            'allocated by reservations.' % (made['id'], made['id'])
+            ) in done.err
+    _ok(climate_all.run('lease-delete', 'bz-fip', script='blazar'))
+    done = _ok(climate_all.run('floatingip-delete', made['id'],
+                               script='blazar'))
+    assert 'Deleted floatingip: %s' % made['id'] in done.out
+    done = climate_all.run('floatingip-show', made['id'], script='blazar')
+    assert done.code == 1
+    assert 'ERROR: Floating IP %s not found.' % made['id'] in done.err
+
+
+def test_openstack_reservation_floatingip(climate_all):
+    made = _created(_ok(climate_all.run(
+        'reservation', 'floatingip', 'create', 'osc-fip-net', '172.24.4.21',
+        '-f', 'json', script='openstack')))
+    listed = json.loads(_ok(climate_all.run(
+        'reservation', 'floatingip', 'list', '-f', 'json',
+        script='openstack')).out)
+    assert made['id'] in [f['id'] for f in listed]
+    _ok(climate_all.run('reservation', 'floatingip', 'delete', made['id'],
+                        script='openstack'))
+    assert climate_all.run('floatingip-show', made['id']).code == 1

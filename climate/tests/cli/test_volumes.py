@@ -47,14 +47,14 @@ def test_volume_pool_commands_and_a_volume_lease(cli):
 
     where = 'resource_properties=["=", "$suite", "%s"]' % tag
     done = cli('lease-create', 'vol-%s' % tag, '--reservation',
-               'resource_type=virtual:volume,size_gb=20,count=2,'
+               'resource_type=virtual:volume,size_gb=40,count=2,'
                'volume_type=fast,%s' % where,
                '--start-date', _later(hours=50), '--end-date',
                _later(hours=52), '-f', 'json')
     assert done.code == 0, done
     res = json.loads(done.out)['reservations'][0]
     assert (res['resource_type'], res['size_gb'], res['count'],
-            res['on_end']) == ('virtual:volume', 20, 2, 'delete')
+            res['on_end']) == ('virtual:volume', 40, 2, 'delete')
 
     # 40 of 45 GB are booked: 10 more do not fit
     done = cli('lease-create', 'more-%s' % tag, '--reservation',
@@ -62,7 +62,8 @@ def test_volume_pool_commands_and_a_volume_lease(cli):
                '--start-date', _later(hours=50), '--end-date',
                _later(hours=52), '-f', 'json')
     assert done.code != 0
-    assert '0 volume(s) of 10 GB fit on one pool' in done.err, done
+    assert 'at most 5 GB free on one of the 1 reservable pool(s)' in \
+        done.err, done
 
     # a booked pool cannot leave
     done = cli('volume-pool-delete', name)

@@ -6,9 +6,11 @@ hypervisors, Glance, Neutron API, Cinder, Heat, on the machine's MariaDB and Rab
 - ``cloud`` (session): ``cloud-harness.sh up`` once per run, then its ``json`` description.
   When the cloud cannot come up, every test fails with the harness's own message.
 - ``clean_cloud`` (autouse): ``cloud-harness.sh purge`` before each test (servers,
-  aggregates, extra flavors, volumes, stacks, trusts) and empties Climate's tables.
+  aggregates, extra flavors, volumes and their snapshots, volume types, images, stacks,
+  trusts) and empties Climate's tables.
 - ``climate_config`` / ``climate_conf``: a Climate config file against that cloud
-  (``auth_strategy = keystone``, the ``climate`` service user) and its parsed options.
+  (``auth_strategy = keystone``, the ``climate`` service user, hosts from Nova, volume pools
+  from Cinder, floating IPs and networks in Neutron) and its parsed options.
 - ``climate_services`` (session): database migrated, ``climate-api`` and
   ``climate-manager`` running as subprocesses of their own, stopped by PID at the end.
 
@@ -179,17 +181,24 @@ def cloud():
     # (NOVA_EXTRA_FILTERS= without a value removes it)
     os.environ.setdefault('NOVA_FILTER_PATH', str(REPO / 'climate' / 'nova_filter'))
     os.environ.setdefault('NOVA_EXTRA_FILTERS', 'climate_filter.ClimateFilter')
+    # and cinder-scheduler Climate's, over two fake back ends of finite pools
+    os.environ.setdefault('CINDER_FILTER_PATH', str(REPO / 'climate' / 'cinder_filter'))
+    os.environ.setdefault('CINDER_EXTRA_FILTERS', 'ClimateCinderFilter')
+    os.environ.setdefault('CINDER_BACKENDS_GB', '100 200')
     _harness_or_fail('up', timeout=UP_TIMEOUT)
     elapsed = time.monotonic() - started
     info = json.loads(_harness_or_fail('json', timeout=60))
     info['up_seconds'] = round(elapsed, 1)
     sys.stderr.write(f'\ncloud-harness up: {elapsed:.0f} s\n')
+    _CLOUD_DIR[:] = [pathlib.Path(info['cloud_dir'])]
     yield Cloud(info)
     if os.environ.get('CLIMATE_CLOUD_STOP') == '1':
         harness('stop', timeout=120)
 
 
 _climate_db_in_use = []
+#: The running cloud's directory (its logs), once it is up.
+_CLOUD_DIR = []
 
 
 @pytest.fixture(autouse=True)
@@ -218,8 +227,10 @@ def _mysql(url, database=None):
     return pymysql.connect(**kw)
 
 
-# rows a migration seeded, which the code expects to find
-_KEPT_TABLES = {'alembic_version', 'computehost_inventory_version'}
+# rows a migration seeded, which the code expects to find; the running
+# managers' own rows (their heartbeats)
+_KEPT_TABLES = {'alembic_version', 'computehost_inventory_version',
+                'managers'}
 
 
 def _empty_tables(url):
@@ -286,10 +297,38 @@ service_token_roles_required = true
 [nova]
 region_name = {cloud.region}
 
+[cinder]
+region_name = {cloud.region}
+
+[neutron]
+region_name = {cloud.region}
+
 [hosts]
 inventory = nova
 # the healing tests wait for a pass
 healing_interval = 2
+
+[volumes]
+inventory = cinder
+# tests wait for Cinder's pools after emptying Climate's tables
+sync_interval = 2
+
+[floatingips]
+# registrations checked with Neutron, floating IPs made and deleted there
+inventory = neutron
+
+[networks]
+# network reservations make and delete real Neutron networks
+inventory = neutron
+
+[heat]
+region_name = {cloud.region}
+
+[stacks]
+# stack reservations: templates validated and stacks made by Heat
+inventory = heat
+# a stack Heat cannot make fails its attempt within the test's patience
+stack_timeout = 3
 
 [manager]
 # room for a Nova service restart between two attempts (2 s backoff
@@ -399,6 +438,7 @@ def climate_services(cloud, climate_config, climate_db, tmp_path_factory):
                     f'listens there or set CLIMATE_API_PORT for the harness', pytrace=False)
     services = ClimateServices(climate_config, port, tmp_path_factory.mktemp('climate-logs'))
     try:
+        _RUNNING.append(services)
         services.start('climate-manager')
         services.start('climate-api')
         services.wait_api(SERVICE_START_TIMEOUT)
@@ -406,4 +446,45 @@ def climate_services(cloud, climate_config, climate_db, tmp_path_factory):
         services.check_alive()
         yield services
     finally:
+        _RUNNING.remove(services)
         services.stop()
+
+
+#: The climate services of the session, while they run.
+_RUNNING = []
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed test's report carries the last lines of the Climate
+    services' logs: the logs live in a temporary directory that CI does
+    not keep."""
+    report = yield
+    if report.failed and _RUNNING:
+        for name in ('climate-manager', 'climate-api'):
+            path = _RUNNING[0].log(name)
+            if path.exists():
+                report.sections.append((
+                    f'last lines of {name}.log',
+                    _tail(path.read_text(errors='replace'), 150)))
+    if report.failed and _CLOUD_DIR:
+        _report_cloud(report, _CLOUD_DIR[0])
+    return report
+
+
+def _report_cloud(report, cloud_dir):
+    """The cloud's own processes in a failed test's report: which are
+    down, and the last lines of their logs (a service of the cloud that
+    died is not Climate's failure, and its log says why)."""
+    status, out = harness('status', timeout=60)
+    report.sections.append(('cloud-harness.sh status', out))
+    if status == 0:
+        return
+    for line in out.splitlines():
+        fields = line.split()
+        if len(fields) >= 3 and fields[2] == 'DOWN':
+            path = cloud_dir / 'log' / f'{fields[0]}.log'
+            if path.exists():
+                report.sections.append((
+                    f'last lines of the cloud\'s {fields[0]}.log',
+                    _tail(path.read_text(errors='replace'), 60)))

@@ -57,10 +57,7 @@ def create(api, token, name, reservation, start, end):
 
 
 def end_now(api, token, lease):
-    resp = api.call('PUT', f"/v1/leases/{lease['id']}", token,
-                    {'end_date': iso_in(2)})
-    assert resp.status_code == 200, resp.text
-    return api.wait_status(token, lease['id'], 'TERMINATED', timeout=120)
+    return api.end_now(token, lease['id'], timeout=120)
 
 
 def test_an_existing_server_is_shelved_then_woken_on_its_host(

@@ -52,3 +52,25 @@ def test_an_unbounded_cleanup_closes_before_it_returns(monkeypatch):
     monkeypatch.setattr(rpc, '_NOTIFICATION_TRANSPORT', None)
     rpc.cleanup()
     assert transport.closed and rpc._TRANSPORT is None
+
+
+def test_the_fake_transport_wakes_its_listeners_on_delivery():
+    """climate-all's in-process transport: a listener sleeping between two
+    looks (50 ms, or here 30 s) wakes when a message is delivered."""
+    from oslo_messaging._drivers import impl_fake
+
+    rpc._WokenOnDelivery.install()
+    rpc._WokenOnDelivery.install()   # twice: still one wrapper
+    assert impl_fake.time is rpc._WokenOnDelivery
+    sleeper = threading.Thread(target=impl_fake.time.sleep, args=(30,))
+    sleeper.start()
+    exchange = impl_fake.FakeExchange('test')
+    deadline = 100
+    while sleeper.is_alive() and deadline:
+        # until the sleeper waits: a delivery before its wait is not seen
+        exchange.deliver_message('topic', {}, {'method': 'ping'})
+        sleeper.join(0.1)
+        deadline -= 1
+    assert not sleeper.is_alive()
+    assert exchange.poll(type('T', (), {'server': None, 'topic': 'topic'})(),
+                         None)[1] == {'method': 'ping'}

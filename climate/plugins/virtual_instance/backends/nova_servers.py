@@ -229,6 +229,11 @@ class ServerActions:
         agg = self.backend._aggregate_up(rid, project_id, [service],
                                          extra={SERVER_KEY: sid})
         server = self._get(sid)
+        if server is not None and _task(server) is not None:
+            # still shelving (the hold's, or its user's action): what to do
+            # next depends on where that ends, so wait for it first
+            server = self._wait(sid, lambda s: s is None or
+                                _task(s) is None, 'settling')
         if server is None:
             return {'server_status': 'DELETED', 'aggregate_id': agg.id,
                     'server_error': 'Server %s was deleted before the lease '

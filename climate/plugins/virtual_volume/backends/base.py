@@ -45,13 +45,17 @@ class VolumeBackend(abc.ABC):
         :returns: ``dict(volume_ids=[...])``.
         """
 
+    def publish(self, reservation, project_id, pool):
+        """Tell the cloud what an active reservation is now (a new end, a
+        grown ``size_gb`` or ``count``); nothing by default."""
+
     @abc.abstractmethod
     def end(self, reservation, on_end):
         """Take the reservation back: detach, then ``delete``,
-        ``snapshot`` (then delete) or ``retain`` (drop the metadata) each
-        volume it made.
+        ``snapshot`` (an image of each volume, then delete) or ``retain``
+        (hand it to the project) each of its volumes.
 
-        :returns: ``dict(snapshot_ids=[...])``.
+        :returns: ``dict(image_ids=[...])``.
         """
 
     def check(self):

@@ -16,8 +16,9 @@ default type) plus::
     climate:reservation  = <id>                     (ClimateCinderFilter)
     climate:owner        = <project id>
     climate:pool         = <P, host@backend#pool>
-    climate:reserved_gb  = <size_gb * count>
-    climate:start, climate:end = the lease window   (when the plugin gives it)
+    climate:reserved_gb  = <size_gb, the gigabytes reserved in all>
+    climate:max_volumes  = <count>                  (when it is set)
+    climate:start, climate:end = the lease window   (from the plugin)
 
 Cinder's scheduler learns the reservation from that type alone
 (``climate/cinder_filter``, see ``doc/source/cinder-filter.rst``): volumes
@@ -35,10 +36,14 @@ finds them instead of creating them twice; the start waits until they are
 
 ``delete``    detached (through Nova when a server holds it, else by
               deleting Cinder's attachment), then deleted;
-``snapshot``  snapshotted (``climate-<id>-<volume>``, metadata
-              ``climate:reservation`` and ``climate:volume``), then kept:
-              Cinder never deletes a volume that has snapshots, so the
-              volume leaves the reservation as with ``retain``;
+``snapshot``  detached, uploaded to a Glance image
+              (``os-volume_upload_image``: ``reservation-<id>-<volume>``,
+              raw, private), the image handed to the volume's project
+              (owner) with the properties ``climate:reservation`` and
+              ``climate:volume``, then the volume deleted.  Not a Cinder
+              snapshot: Cinder deletes no volume that has snapshots (they
+              depend on it on every back end), so the capacity would stay
+              taken after the lease;
 ``retain``    retyped to the volume type the reservation was made of
               (no migration) and stripped of Climate's metadata: the
               project keeps it, outside the lease.
@@ -67,6 +72,7 @@ RESERVATION_KEY = 'climate:reservation'
 OWNER_KEY = 'climate:owner'
 POOL_KEY = 'climate:pool'
 RESERVED_GB_KEY = 'climate:reserved_gb'
+MAX_VOLUMES_KEY = 'climate:max_volumes'
 START_KEY = 'climate:start'
 END_KEY = 'climate:end'
 INDEX_KEY = 'climate:index'
@@ -74,6 +80,9 @@ VOLUME_KEY = 'climate:volume'
 BACKEND_KEY = 'volume_backend_name'
 HINT = 'reservation'
 TYPE_PREFIX = 'reservation:'
+#: Glance reads a colon in a name filter as an operator: images are
+#: named ``reservation-<id>-<volume id>``.
+IMAGE_PREFIX = 'reservation-'
 #: The pool's count of volumes when Cinder gives no limit.
 MAX_VOLUMES = 2 ** 31 - 1
 #: Seconds one Cinder call may take when ``[service_auth] timeout`` is unset.
@@ -84,6 +93,11 @@ UNKNOWN = ('infinite', 'unknown', None, '')
 def type_name(reservation_id):
     """The name of a reservation's private volume type."""
     return TYPE_PREFIX + reservation_id
+
+
+def image_name(reservation_id, volume_id):
+    """The name of the image ``on_end = snapshot`` makes of a volume."""
+    return '%s%s-%s' % (IMAGE_PREFIX, reservation_id, volume_id)
 
 
 def _unavailable(doing, exc, service='Cinder'):
@@ -175,6 +189,7 @@ class CinderVolumeBackend(base.VolumeBackend):
     def __init__(self, conf):
         super().__init__(conf)
         self._cinder = None
+        self._glance = None
 
     # -- plumbing ----------------------------------------------------------
 
@@ -186,6 +201,23 @@ class CinderVolumeBackend(base.VolumeBackend):
                 self._cinder = cinder_clients.service_client(
                     self.conf, timeout=CALL_TIMEOUT)
         return self._cinder
+
+    @property
+    def glance(self):
+        """Glance's API on Climate's service session (``on_end =
+        snapshot``), reached like Cinder (``[cinder] region_name``,
+        ``interface``)."""
+        if self._glance is None:
+            from keystoneauth1 import adapter
+
+            from climate.clients import keystone
+            opts = self.conf.cinder
+            with _Calls('connecting', 'Glance'):
+                self._glance = adapter.Adapter(
+                    keystone.service_session(self.conf), service_type='image',
+                    interface=opts.interface, region_name=opts.region_name,
+                    connect_retries=opts.connect_retries)
+        return self._glance
 
     def user_cinder(self, user_session):
         """cinderclient acting as the lease's user."""
@@ -261,12 +293,13 @@ class CinderVolumeBackend(base.VolumeBackend):
         source = self.volume_type(reservation.get('volume_type'))
         specs = {k: v for k, v in source['extra_specs'].items()
                  if not k.startswith('climate:')}
-        count = int(reservation.get('count') or 1)
         specs.update({
             RESERVATION_KEY: reservation['id'],
             OWNER_KEY: project_id,
-            RESERVED_GB_KEY: str(int(reservation['size_gb']) * count),
+            RESERVED_GB_KEY: str(int(reservation['size_gb'])),
         })
+        if reservation.get('count'):
+            specs[MAX_VOLUMES_KEY] = str(int(reservation['count']))
         if pool:
             specs[POOL_KEY] = pool['name']
             if pool.get('backend'):
@@ -384,29 +417,58 @@ class CinderVolumeBackend(base.VolumeBackend):
         if vtype is not None:
             with _Calls('listing the volumes of type %s' % vtype.name):
                 for v in self.cinder.volumes.list(search_opts={
-                        'all_tenants': 1, 'volume_type': vtype.id}):
+                        # (Cinder 2026.1 answers nothing to volume_type=,
+                        # by name or id: its column is volume_type_id)
+                        'all_tenants': 1, 'volume_type_id': vtype.id}):
                     seen[v.id] = v
         for v in self._find(self.cinder, rid, all_projects=True):
             seen.setdefault(v.id, v)
         return [v for v in seen.values()
                 if deleting or v.status not in ('deleting', 'deleted')]
 
+    def publish(self, reservation, project_id, pool):
+        """Make the reservation's private type say what the reservation
+        is now (a grown ``size_gb`` or ``count``, a moved end): the
+        extra specs that changed are set again.
+
+        Cinder changes no extra spec of a volume type that a volume uses
+        (400 "Volume Type is currently in use."): once the project has
+        made a volume of the reservation, the change is refused (409)."""
+        try:
+            self._type_up(reservation, project_id, pool)
+        except exceptions.CloudUnavailable as exc:
+            if 'currently in use' not in str(exc):
+                raise
+            raise exceptions.InvalidStateUpdate(
+                id=reservation['id'], status='active',
+                reason='Reservation %s is active and volumes of its type %s '
+                       'exist: Cinder changes no extra spec of a volume type '
+                       'in use, so its end, size_gb and count stay. Make '
+                       'another lease for more.' % (
+                           reservation['id'], type_name(reservation['id'])))
+
     def end(self, reservation, on_end):
+        """Apply ``on_end`` to every volume of the reservation, then
+        delete its type.
+
+        :returns: ``dict(image_ids=[...])``: the images ``snapshot`` made
+            (all of them, a re-run's too), else empty.
+        """
         rid = reservation['id']
         vtype = self._type(type_name(rid))
-        base_type = None
-        snapshots = []
-        for volume in self._volumes(rid, vtype):
-            if on_end == 'delete':
+        volumes = self._volumes(rid, vtype)
+        if on_end == 'retain':
+            base_type = self._base_type(reservation) if volumes else None
+            for volume in volumes:
+                self._retain(rid, volume, base_type)
+        else:
+            for volume in volumes:
                 self._detach(volume)
-                self._delete(volume)
-                continue
             if on_end == 'snapshot':
-                snapshots.append(self._snapshot(rid, volume))
-            if base_type is None:
-                base_type = self._base_type(reservation)
-            self._retain(rid, volume, base_type)
-        if on_end == 'delete':
+                self._upload_all(rid, volumes)
+            for volume in volumes:
+                self._delete(volume)
+        if on_end != 'retain':
             self._wait('the volumes of reservation %s being deleted' % rid,
                        lambda: not self._volumes(rid, vtype, deleting=True))
         elif vtype is not None:
@@ -420,7 +482,8 @@ class CinderVolumeBackend(base.VolumeBackend):
                     self.cinder.volume_types.delete(vtype)
                 except cinder_exc.NotFound:
                     pass
-        return {'snapshot_ids': snapshots}
+        images = self._images(rid) if on_end == 'snapshot' else []
+        return {'image_ids': sorted(i['id'] for i in images)}
 
     def _base_type(self, reservation):
         """The type retained volumes go back to: the reservation's
@@ -474,19 +537,102 @@ class CinderVolumeBackend(base.VolumeBackend):
             except cinder_exc.NotFound:
                 pass
 
-    def _snapshot(self, rid, volume):
-        with _Calls('listing the snapshots of volume %s' % volume.id):
-            for snap in self.cinder.volume_snapshots.list(search_opts={
-                    'all_tenants': 1, 'volume_id': volume.id}):
-                meta = getattr(snap, 'metadata', None) or {}
-                if meta.get(RESERVATION_KEY) == rid:
-                    return snap.id
-        with _Calls('snapshotting volume %s' % volume.id):
-            snap = self.cinder.volume_snapshots.create(
-                volume.id, force=True,
-                name='climate-%s-%s' % (rid, volume.id),
-                metadata={RESERVATION_KEY: rid, VOLUME_KEY: volume.id})
-        return snap.id
+    # -- on_end = snapshot: volumes to Glance images -------------------------
+
+    def _glance_call(self, method, path, doing, **kw):
+        with _Calls(doing, 'Glance'):
+            return self.glance.request(path, method, timeout=CALL_TIMEOUT,
+                                       **kw)
+
+    def _images(self, rid, volume_id=None):
+        """The reservation's images (in any project): those handed over
+        (its properties), and, of ``volume_id``, one still being made
+        (its name)."""
+        found = self._glance_call(
+            'GET', '/v2/images', 'listing the images of reservation %s' % rid,
+            params={RESERVATION_KEY: rid, 'limit': 1000}).json()['images']
+        if volume_id is None:
+            return found
+        found = [i for i in found if i.get(VOLUME_KEY) == volume_id]
+        return found or self._glance_call(
+            'GET', '/v2/images', 'looking up image %s' % image_name(
+                rid, volume_id),
+            params={'name': image_name(rid, volume_id)}).json()['images']
+
+    def _upload_all(self, rid, volumes):
+        """Upload each volume to its image (at most one per volume: a
+        re-run finds the image by name), wait until all are done, then
+        hand each image to its volume's project.  An image that failed
+        (Cinder deletes it, or it is ``killed``) is made again by the
+        retry."""
+        images = {}
+        for volume in volumes:
+            if volume.status == 'error':
+                continue    # Cinder made nothing: nothing to keep
+            found = []
+            for image in self._images(rid, volume.id):
+                if image['status'] in ('killed', 'deleted'):
+                    # a failed upload's: its volume is uploaded again
+                    self._glance_call('DELETE', '/v2/images/%s' % image['id'],
+                                      'deleting image %s' % image['id'],
+                                      raise_exc=False)
+                else:
+                    found.append(image['id'])
+            images[volume.id] = found[0] if found else \
+                self._upload(rid, volume)
+        self._wait('the volumes of reservation %s uploaded to images' % rid,
+                   lambda: all(self._uploaded(vid, iid)
+                               for vid, iid in images.items()))
+        owners = {v.id: getattr(v, 'os-vol-tenant-attr:tenant_id', None)
+                  for v in volumes}
+        for vid, iid in images.items():
+            self._hand_over(rid, vid, iid, owners[vid])
+
+    def _upload(self, rid, volume):
+        name = image_name(rid, volume.id)
+        with _Calls('uploading volume %s to image %s' % (volume.id, name)):
+            _resp, body = self.cinder.volumes.upload_to_image(
+                volume, False, name, 'bare', 'raw', 'private', False)
+        return body['os-volume_upload_image']['image_id']
+
+    def _uploaded(self, vid, iid):
+        with _Calls('reading volume %s' % vid):
+            try:
+                volume = self.cinder.volumes.get(vid)
+            except cinder_exc.NotFound:
+                volume = None
+        if volume is not None and volume.status == 'uploading':
+            return False
+        resp = self._glance_call('GET', '/v2/images/%s' % iid,
+                                 'reading image %s' % iid, raise_exc=False)
+        status = resp.json().get('status') if resp.status_code == 200 \
+            else 'deleted'
+        if status == 'active':
+            return True
+        if volume is not None and status in ('killed', 'deleted'):
+            raise exceptions.CloudUnavailable(
+                service='Cinder', reason='the upload of volume %s to image '
+                                         '%s failed (made again on retry)'
+                                         % (vid, iid))
+        return False
+
+    def _hand_over(self, rid, vid, iid, owner):
+        """The image becomes the project's, and says whose it was."""
+        image = self._glance_call('GET', '/v2/images/%s' % iid,
+                                  'reading image %s' % iid).json()
+        want = {RESERVATION_KEY: rid, VOLUME_KEY: vid}
+        if owner:
+            want['owner'] = owner
+        ops = [{'op': 'replace' if key in image else 'add',
+                'path': '/' + key, 'value': value}
+               for key, value in sorted(want.items())
+               if image.get(key) != value]
+        if ops:
+            self._glance_call(
+                'PATCH', '/v2/images/%s' % iid,
+                'handing image %s to project %s' % (iid, owner), json=ops,
+                headers={'Content-Type':
+                         'application/openstack-images-v2.1-json-patch'})
 
     def _retain(self, rid, volume, base_type):
         meta = getattr(volume, 'metadata', None) or {}

@@ -40,4 +40,4 @@ class StaticVolumeBackend(base.VolumeBackend):
 
     def end(self, reservation, on_end):
         """Nothing to take back."""
-        return {'snapshot_ids': []}
+        return {'image_ids': []}

@@ -133,7 +133,8 @@ def make(module, db):
     return make_filter
 
 
-def reserve(db, rid=RID, owner=OWNER, pool=POOL, gb=10, start=-5, end=55):
+def reserve(db, rid=RID, owner=OWNER, pool=POOL, gb=10, start=-5, end=55,
+            count=None):
     """Publish a reservation as Climate does: its private volume type."""
     vtype = {'id': 'type-' + rid, 'name': 'reservation:' + rid,
              'extra_specs': {'climate:reservation': rid,
@@ -143,13 +144,16 @@ def reserve(db, rid=RID, owner=OWNER, pool=POOL, gb=10, start=-5, end=55):
                              'climate:end': iso(end),
                              'volume_backend_name': pool.split('@')[1]
                              .split('#')[0]}}
+    if count is not None:
+        vtype['extra_specs']['climate:max_volumes'] = str(count)
     db.types.append(vtype)
     return vtype
 
 
-def volume(db, vtype, size, vid=None):
+def volume(db, vtype, size, vid=None, status='available', host=POOL):
     db.volumes.append({'id': vid or 'vol-%d' % len(db.volumes),
-                       'size': size, 'volume_type_id': vtype['id']})
+                       'size': size, 'volume_type_id': vtype['id'],
+                       'status': status, 'host': host})
 
 
 class Backend:
@@ -221,13 +225,39 @@ def test_up_to_the_reserved_size_then_refused(make, db):
     volume(db, vt, 3)
     # the volume being scheduled is in Cinder's database already: not
     # counted twice
-    volume(db, vt, 3, vid='new-vol')
+    volume(db, vt, 3, vid='new-vol', status='creating', host=None)
+    # a create the scheduler refused holds nothing; one being scheduled
+    # (no host yet) or that failed on its back end does
+    volume(db, vt, 5, status='error', host=None)
     assert passing(f, [Backend()], props(3, vtype=vt)) == [POOL]
     assert passing(f, [Backend()], props(4, vtype=vt)) == []
+    volume(db, vt, 1, status='creating', host=None)
+    assert passing(f, [Backend()], props(3, vtype=vt)) == []
+    db.volumes[-1].update(status='error', host=POOL)
+    assert passing(f, [Backend()], props(3, vtype=vt)) == []
+    db.volumes.pop()
     # an extend of a reservation's volume: the others plus its new size
     db.volumes.pop(1)
     assert passing(f, [Backend()], props(3, vtype=vt, new_size=6)) == [POOL]
     assert passing(f, [Backend()], props(3, vtype=vt, new_size=7)) == []
+
+
+def test_at_most_max_volumes(make, db):
+    vt = reserve(db, gb=10, count=2)
+    f = make()
+    volume(db, vt, 1)
+    volume(db, vt, 1, vid='new-vol')     # the one being scheduled
+    assert passing(f, [Backend()], props(1, vtype=vt)) == [POOL]
+    volume(db, vt, 1)
+    # 8 GB left, but the reservation holds its 2 volumes
+    assert passing(f, [Backend()], props(1, vtype=vt)) == []
+    # an extend makes no new volume
+    assert passing(f, [Backend()], props(1, vtype=vt, new_size=3)) == [POOL]
+    # without climate:max_volumes, no limit on the number
+    other = reserve(db, rid=OTHER, gb=10)
+    for _ in range(5):
+        volume(db, other, 1)
+    assert passing(f, [Backend()], props(1, vtype=other)) == [POOL]
 
 
 def test_another_project_refused(make, db):

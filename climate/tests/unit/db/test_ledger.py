@@ -426,6 +426,77 @@ def test_place_whole_takes_free_providers_lowest_first(ctx, monkeypatch):
                       at(3)) == ['h1', 'h3']
 
 
+@pytest.mark.parametrize('at_once', [True, False])
+def test_place_units_takes_the_lowest_addresses_free_of_the_class(
+        ctx, monkeypatch, at_once):
+    """One unit per provider of capacity one: a booking of another class
+    on the provider does not make it busy, one of the class does; the
+    lowest free ids win; a provider whose capacity is not one is
+    re-checked under the lock, never overbooked."""
+    monkeypatch.setattr(capacity, 'SEARCH_CHUNKS', (1, 1))
+    monkeypatch.setitem(ledger._UNITS_AT_ONCE, 'sqlite', at_once)
+    for name in ('a1', 'a2', 'a3', 'a4'):
+        ledger.run(ctx, ledger.set_inventory, name, 'floatingip',
+                   {'FLOATING_IP': {'total': 1}, 'DISK_GB': {'total': 9}})
+    # a4 offers nothing usable: reserved whole
+    ledger.run(ctx, ledger.set_inventory, 'a4', 'floatingip',
+               {'FLOATING_IP': {'total': 1, 'reserved': 1}})
+    book(ctx, [R('a1', 'FLOATING_IP', 1)], at(0), at(2))
+    book(ctx, [R('a2', 'DISK_GB', 9)], at(0), at(9))
+    lease_id, res_id = reservation(ctx)
+    assert ledger.run(ctx, ledger.place_units, res_id, lease_id,
+                      'FLOATING_IP', 2, at(1), at(3),
+                      kind='floatingip') == ['a2', 'a3']
+    lease_id, res_id = reservation(ctx)
+    with pytest.raises(exceptions.Conflict, match='0 provider'):
+        # a1 is busy at hour 1, a2 and a3 taken, a4 refused by the lock
+        ledger.run(ctx, ledger.place_units, res_id, lease_id,
+                   'FLOATING_IP', 1, at(1), at(3),
+                   providers=['a4', 'a1', 'a2', 'a3'], kind='floatingip')
+    assert held(ctx, res_id) == []
+    assert ledger.run(ctx, ledger.place_units, res_id, lease_id,
+                      'FLOATING_IP', 1, at(2), at(3),
+                      providers=['a4', 'a1'], kind='floatingip') == ['a1']
+    with pytest.raises(exceptions.InvalidInput):
+        ledger.run(ctx, ledger.place_units, res_id, lease_id, HOST, 1,
+                   at(5), at(6))
+    _never_over(ctx)
+
+
+def test_free_units_agrees_with_the_overlap_read(ctx):
+    """The one-step read of :func:`ledger._free_units` (the latest booking
+    starting before the window's end) against the overlap read, over
+    random bookings of capacity-one providers, and over a provider of
+    capacity two, where it may only err towards free."""
+    rng = random.Random(11)
+    names = ['u%d' % i for i in range(6)]
+    for name in names:
+        ledger.run(ctx, ledger.set_inventory, name, 'floatingip',
+                   {'FLOATING_IP': {'total': 1}})
+    ledger.run(ctx, ledger.set_inventory, 'wide', 'floatingip',
+               {'FLOATING_IP': {'total': 2}})
+    for _ in range(60):
+        start = at(rng.randint(0, 200))
+        end = start + H * rng.choice([1, 2, 5, 30])
+        try:
+            book(ctx, [R(rng.choice(names + ['wide']), 'FLOATING_IP', 1)],
+                 start, end)
+        except exceptions.Conflict:
+            pass
+    ids = names + ['wide']
+    for _ in range(80):
+        start = at(rng.randint(0, 220))
+        end = start + H * rng.choice([1, 3, 24])
+        with db_api.reader(ctx) as session:
+            quick = ledger._free_units(session, ids, start, end,
+                                       'floatingip', 'FLOATING_IP')
+            exact = ledger._free_of(session, ids, start, end, 'floatingip',
+                                    None, 'FLOATING_IP')
+        assert [p for p in quick if p != 'wide'] == \
+            [p for p in exact if p != 'wide'], (start, end)
+        assert set(exact) <= set(quick)
+
+
 def test_window_read_by_level_finds_every_overlapping_booking(ctx):
     rng = random.Random(3)
     host(ctx, 'h1', vcpus=10 ** 6)

@@ -186,7 +186,10 @@ def test_the_static_inventory_refuses_the_mode(env):
 
 def test_no_room_for_the_flavor_is_a_409(env):
     base.add_hosts(env, 1, vcpus=2)
-    create(env, {'server_id': 'srv-1'})
+    # the host's 2 VCPUs taken by capacity slots (two leases naming one
+    # server over one window are refused for the server: see
+    # test_precreated_instance_servers)
+    base.lease(env, 'full', base.slots(amount=2))
     resp = create(env, {'server_id': 'srv-1'}, expect=409)
     assert 'instance(s) of vcpus=2, memory_mb=1024, disk_gb=10 fit' in \
         resp['error_message'], resp
@@ -205,6 +208,26 @@ def test_start_unshelves_onto_the_booked_host_and_end_acts(env):
     assert base.units_of(res_id) == {}
     found = base.get(env, made['id'])['reservations'][0]
     assert found['server_status'] == 'DELETED'
+
+
+def test_a_hold_read_before_the_start_neither_shelves_nor_overwrites(env):
+    """The periodic pass lists the pending reservations, then the start
+    wakes the server before that pass shelves it: the pass must leave the
+    woken server (and what the wake stored) alone."""
+    base.add_hosts(env, 1)
+    made = create(env, {'server_id': 'srv-1'}, start=fixtures.iso(3),
+                  end=fixtures.iso(3600))
+    plugin = env.plugin('virtual:instance')
+    ctx = context.admin_context()
+    pending = [(lease, res) for lease, res in
+               base.db_api.pending_reservations(ctx, 'virtual:instance')]
+    base.wait_status(env, made['id'], 'ACTIVE')
+    assert [c[0] for c in env.backend.calls] == ['hold', 'wake']
+    for lease, res in pending:
+        assert plugin._hold(ctx, lease, res) is False
+    assert [c[0] for c in env.backend.calls] == ['hold', 'wake']
+    found = base.get(env, made['id'])['reservations'][0]
+    assert found['server_status'] == 'ACTIVE'
 
 
 def test_a_server_deleted_meanwhile_is_a_visible_error(env):

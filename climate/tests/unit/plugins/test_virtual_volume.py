@@ -34,11 +34,11 @@ class RecordingBackend(static.StaticVolumeBackend):
         self.calls.append(('start', reservation['id'], project_id,
                            pool['name'] if pool else None))
         return {'volume_ids': ['vol-%d' % i
-                               for i in range(reservation['count'])]}
+                               for i in range(reservation['count'] or 1)]}
 
     def end(self, reservation, on_end):
         self.calls.append(('end', reservation['id'], on_end))
-        return {'snapshot_ids': ['snap-1'] if on_end == 'snapshot' else []}
+        return {'image_ids': ['image-1'] if on_end == 'snapshot' else []}
 
 
 @pytest.fixture
@@ -108,6 +108,8 @@ BAD = [
     ({'size_gb': None}, 'size_gb', 'Missing parameter size_gb.'),
     ({'count': 0}, 'count', 'count must be >= 1.'),
     ({'count': 'x'}, 'count', 'count must be an integer.'),
+    ({'count': 11}, 'count',
+     'count is 11 volumes but size_gb is 10 GB: a volume has at least 1 GB.'),
     ({'colour': 'red'}, 'colour', 'colour: not a virtual:volume parameter'),
     ({'on_end': 'shelve'}, 'on_end', 'on_end is one of delete, snapshot'),
     ({'on_end': 3}, 'on_end', 'on_end is one of'),
@@ -137,7 +139,7 @@ BAD = [
                    'snapshot_id': 's'}]}, 'volumes[0].snapshot_id',
      'not both'),
     ({'volumes': [{'name': 'a', 'size_gb': 4}], 'size_gb': 5}, 'size_gb',
-     'size_gb is the largest of their sizes (4)'),
+     'size_gb is the sum of their sizes (4)'),
     ({'volumes': [{'name': 'a', 'size_gb': 4}], 'count': 2,
       'size_gb': None}, 'count',
      'count is how many they are (1)'),
@@ -164,30 +166,51 @@ def test_all_volumes_on_one_matching_pool_in_the_ledger(env):
     gold = add_pool(env, 'n@ceph#gold', 100, capabilities={'tier': 'gold'})
     add_pool(env, 'n@lvm#lvm', 1000)
     made = lease(env, 'gold', volumes(
-        20, count=3, resource_properties='["=", "$tier", "gold"]'))
+        60, count=3, resource_properties='["=", "$tier", "gold"]'))
     res = made['reservations'][0]
     assert (res['size_gb'], res['count'], res['on_end']) == (
-        20, 3, 'delete')
+        60, 3, 'delete')
     provider = db_pools.provider(gold['id'])
     assert held(res['id']) == {(provider, 'VOLUME_GB'): 60,
                                (provider, 'VOLUME'): 3}
+    # no count: no limit on the number, booked as the most volumes the
+    # gigabytes can hold
     assert get(env, made['id'])['reservations'][0]['pool'] == 'n@ceph#gold'
+    made = lease(env, 'any', volumes(
+        7, resource_properties='["=", "$tier", "gold"]'))
+    res = made['reservations'][0]
+    assert res['count'] is None
+    assert held(res['id']) == {(provider, 'VOLUME_GB'): 7,
+                               (provider, 'VOLUME'): 7}
 
 
-def test_the_409_says_how_many_fit_and_from_when(env):
+def test_pre_created_volumes_book_their_sum(env):
+    pool = add_pool(env, 'p', 100)
+    made = lease(env, 'pre', dict(resource_type='virtual:volume', volumes=[
+        {'name': 'a', 'size_gb': 4}, {'name': 'b', 'size_gb': 6}]))
+    res = made['reservations'][0]
+    assert (res['size_gb'], res['count']) == (10, 2)
+    assert held(res['id']) == {(db_pools.provider(pool['id']), 'VOLUME_GB'):
+                               10, (db_pools.provider(pool['id']), 'VOLUME'):
+                               2}
+
+
+def test_the_409_says_what_is_free_and_from_when(env):
     add_pool(env, 'p', 50)
-    lease(env, 'first', volumes(20, count=2))
-    answer = lease(env, 'second', volumes(10, count=2), start='2090-01-01 '
+    lease(env, 'first', volumes(40, count=2))
+    answer = lease(env, 'second', volumes(20, count=2), start='2090-01-01 '
                    '01:00', end='2090-01-01 03:00', expect=409)
     message = answer['error_message']
     assert answer['error_name'] == 'NotEnoughHostsAvailable'
-    assert '1 volume(s) of 10 GB fit on one pool' in message, message
-    assert '2 asked (20 GB)' in message
-    assert 'All 2 would fit for as long from 2090-01-01 02:00:00 UTC.' in \
+    assert message.startswith('Not enough hosts available'), message
+    assert ('20 GB in at most 2 volume(s) asked on one pool from '
+            '2090-01-01 01:00:00 to 2090-01-01 03:00:00 UTC; at most 10 GB '
+            'free on one of the 1 reservable pool(s) matching.') in message
+    assert 'It would fit for as long from 2090-01-01 02:00:00 UTC.' in \
         message
     assert lease(env, 'never', volumes(60), expect=409)[
         'error_message'].endswith(
-        'All 1 never fit on one matching pool, even with nothing else '
+        'It never fits on one matching pool, even with nothing else '
         'booked.')
 
 
@@ -220,6 +243,42 @@ def test_unreservable_pools_are_not_offered(env):
         env, 'x', volumes(1), expect=409)['error_message']
 
 
+def test_matching_pools_follow_every_change_of_the_inventory(env):
+    # cached per inventory version: create, update, delete each bump it
+    plugin = env.plugin('virtual:volume')
+    ctx = context.admin_context()
+    pool = add_pool(env, 'p', 50, capabilities={'tier': 'gold'})
+    gold = {'resource_properties': '["=", "$tier", "gold"]'}
+    before = db_pools.inventory_version(ctx)
+    assert plugin.matching_pools(ctx, gold) == (
+        (db_pools.provider(pool['id']),
+         {db_pools.VOLUME_GB: 50, db_pools.VOLUME: db_pools.MAX_VOLUMES}),)
+    admin(env, 'PUT', '/v1/volume-pools/%d' % pool['id'],
+          {'total_capacity_gb': 80})
+    assert db_pools.inventory_version(ctx) > before
+    assert plugin.matching_pools(ctx, gold)[0][1][db_pools.VOLUME_GB] == 80
+    admin(env, 'PUT', '/v1/volume-pools/%d' % pool['id'],
+          {'capabilities': {'tier': 'silver'}})
+    assert plugin.matching(ctx, gold) == []
+    other = add_pool(env, 'q', 10, capabilities={'tier': 'gold'})
+    assert plugin.matching(ctx, gold) == [db_pools.provider(other['id'])]
+    admin(env, 'DELETE', '/v1/volume-pools/%d' % other['id'], expect=204)
+    assert plugin.matching(ctx, gold) == []
+
+
+def test_a_request_no_pool_holds_is_refused_without_a_search(env,
+                                                             monkeypatch):
+    add_pool(env, 'p', 50)
+    lease(env, 'a', volumes(20))
+
+    def search(*args, **kwargs):
+        raise AssertionError('searched')
+    monkeypatch.setattr(ledger, 'place', search)
+    message = lease(env, 'x', volumes(60), expect=409)['error_message']
+    assert 'at most 30 GB free on one of the 1 reservable pool(s)' in message
+    assert 'It never fits on one matching pool' in message
+
+
 def test_a_pool_listing_its_volume_types_serves_only_them(env):
     add_pool(env, 'ssd', 50, capabilities={'volume_types': ['fast']})
     add_pool(env, 'hdd', 500)
@@ -245,35 +304,58 @@ def test_pending_updates_move_resize_or_refuse(env):
     assert held(res_id)[(db_pools.provider(1), 'VOLUME_GB')] == 50
     before = unchanged(env)
     resp = env.request('PUT', '/v1/leases/' + made['id'], body={
-        'reservations': [{'id': res_id, 'count': 2}]})
+        'reservations': [{'id': res_id, 'size_gb': 51}]})
     assert resp.status_int == 409, resp.text
     assert 'cannot change reservation %s' % res_id in resp.json[
         'error_message']
     assert unchanged(env) == before
 
 
+def update(env, lease_id, body, timeout=5):
+    """PUT the lease, again while an event of it is running."""
+    import time
+    deadline = time.monotonic() + timeout
+    while True:
+        resp = env.request('PUT', '/v1/leases/' + lease_id, body=body)
+        if 'is running; try again' not in resp.text or \
+                time.monotonic() > deadline:
+            return resp
+        time.sleep(0.05)
+
+
 def test_start_and_end_run_the_backend_and_free_the_capacity(env):
     add_pool(env, 'p', 50)
     end = (datetime.datetime.utcnow() + datetime.timedelta(
-        seconds=3)).strftime('%Y-%m-%d %H:%M:%S')
-    made = lease(env, 'now', volumes(5, count=2, on_end='snapshot'),
+        seconds=8)).strftime('%Y-%m-%d %H:%M:%S')
+    made = lease(env, 'now', volumes(10, count=2, on_end='snapshot'),
                  start='now', end=end)
     res_id = made['reservations'][0]['id']
     found = wait_for(env, made['id'], 'ACTIVE')
     res = found['reservations'][0]
     assert res['volume_ids'] == ['vol-0', 'vol-1']
     assert res['pool'] == 'p'
-    resp = env.request('PUT', '/v1/leases/' + made['id'], body={
+    resp = update(env, made['id'], {
         'reservations': [{'id': res_id, 'count': 1}]})
     assert resp.status_int == 409
-    assert 'count may grow, not drop to 1' in resp.json['error_message']
-    resp = env.request('PUT', '/v1/leases/' + made['id'], body={
+    assert 'count may grow, not shrink' in resp.json['error_message']
+    resp = update(env, made['id'], {
         'reservations': [{'id': res_id, 'size_gb': 6}]})
     assert resp.status_int == 409
+    assert 'size_gb may grow, not shrink' in resp.json['error_message']
+    resp = update(env, made['id'], {
+        'reservations': [{'id': res_id, 'size_gb': 12, 'count': 3}]})
+    assert resp.status_int == 200, resp.text
+    assert held(res_id) == {(db_pools.provider(1), 'VOLUME_GB'): 12,
+                            (db_pools.provider(1), 'VOLUME'): 3}
+    resp = update(env, made['id'], {
+        'reservations': [{'id': res_id, 'size_gb': 51}]})
+    assert resp.status_int == 409
+    assert 'cannot grow reservation %s' % res_id in resp.json[
+        'error_message']
     found = wait_for(env, made['id'], 'TERMINATED')
     assert ('start', res_id, 'project-a', 'p') in env.backend.calls
     assert ('end', res_id, 'snapshot') in env.backend.calls
-    assert found['reservations'][0]['snapshot_ids'] == ['snap-1']
+    assert found['reservations'][0]['image_ids'] == ['image-1']
     assert held(res_id) == {}
 
 
@@ -301,7 +383,11 @@ def test_pool_registration_writes_its_ledger_inventory(env):
     provider = db_pools.provider(pool['id'])
     assert inv[provider]['VOLUME_GB'].total == 112
     assert inv[provider]['VOLUME'].total == 3
-    assert lease(env, 'four', volumes(1, count=4), expect=409)
+    assert lease(env, 'four', volumes(4, count=4), expect=409)
+    assert lease(env, 'many', volumes(4), expect=409)
+    three = lease(env, 'three', volumes(4, count=3))
+    assert env.request('DELETE', '/v1/leases/' + three['id']).status_int \
+        == 204
     admin(env, 'PUT', '/v1/volume-pools/%d' % pool['id'],
           {'total_capacity_gb': 10})
     with db_api.reader(ctx) as session:
@@ -318,7 +404,7 @@ def test_pool_ids_never_meet_host_ids_in_the_ledger(env):
           expect=201, version=None)
     pool = add_pool(env, 'p', 10)
     assert pool['id'] == 1
-    made = lease(env, 'v', volumes(10))
+    made = lease(env, 'v', volumes(10, count=1))
     assert held(made['reservations'][0]['id']) == {
         ('volume_pool:1', 'VOLUME_GB'): 10, ('volume_pool:1', 'VOLUME'): 1}
 

@@ -1,8 +1,9 @@
 """The ``cinder`` volume backend against an in-memory Cinder.
 
 ``FakeCinder`` answers the cinderclient calls the backend makes (pools,
-volume types and their access and extra specs, volumes, snapshots,
-attachments); the service client and the user's client are two views of
+volume types and their access and extra specs, volumes, uploads to
+images, attachments) and ``FakeGlance`` the image calls of ``on_end =
+snapshot``; the service client and the user's client are two views of
 it (the user's sees its project only).  Failures are injected per call.
 """
 
@@ -114,9 +115,10 @@ class Volumes(Manager):
             meta = opts.get('metadata') or {}
             if any(v.metadata.get(k) != val for k, val in meta.items()):
                 continue
-            if 'volume_type' in opts:
+            assert 'volume_type' not in opts     # Cinder ignores it
+            if 'volume_type_id' in opts:
                 vt = self.cloud.types.get(v.volume_type)
-                if vt is None or vt.id != opts['volume_type']:
+                if vt is None or vt.id != opts['volume_type_id']:
                     continue
             out.append(v)
         return out
@@ -156,6 +158,20 @@ class Volumes(Manager):
         for k in keys:
             self.cloud.volumes[volume.id].metadata.pop(k, None)
 
+    def upload_to_image(self, volume, force, name, container_format,
+                        disk_format, visibility, protected):
+        self.cloud.hit('upload')
+        volume = self.cloud.volumes[volume.id]
+        assert volume.status == 'available' and not force
+        assert (container_format, disk_format, visibility) == (
+            'bare', 'raw', 'private')
+        iid = 'img-%d' % len(self.cloud.images)
+        self.cloud.images[iid] = {'id': iid, 'name': name,
+                                  'status': 'saving', 'owner': 'service'}
+        volume.status = 'uploading'
+        volume._image = iid
+        return None, {'os-volume_upload_image': {'image_id': iid}}
+
     def retype(self, volume, new_type, policy):
         self.cloud.calls.append(('retype', volume.id, new_type, policy))
         self.cloud.volumes[volume.id].status = 'retyping'
@@ -194,6 +210,46 @@ class Client:
         self.attachments = Attachments(cloud)
 
 
+class Response:
+    def __init__(self, body, status=200):
+        self.body, self.status_code = body, status
+
+    def json(self):
+        return self.body
+
+
+class FakeGlance:
+    """``keystoneauth1.adapter.Adapter.request`` on Glance's images."""
+
+    def __init__(self, cloud):
+        self.cloud = cloud
+
+    def request(self, path, method, timeout=None, params=None, json=None,
+                headers=None, raise_exc=True):
+        self.cloud.hit('glance')
+        images = self.cloud.images
+        if path == '/v2/images':
+            wanted = {k: v for k, v in (params or {}).items()
+                      if k != 'limit'}
+            return Response({'images': [
+                dict(i) for i in images.values()
+                if all(i.get(k) == v for k, v in wanted.items())]})
+        iid = path.rsplit('/', 1)[1]
+        if iid not in images:
+            if raise_exc:
+                raise ks_exc.NotFound()
+            return Response({}, 404)
+        if method == 'DELETE':
+            del images[iid]
+            return Response({}, 204)
+        if method == 'PATCH':
+            assert headers['Content-Type'] == \
+                'application/openstack-images-v2.1-json-patch'
+            for op in json:
+                images[iid][op['path'][1:]] = op['value']
+        return Response(dict(images[iid]))
+
+
 class FakeCinder:
     def __init__(self):
         self.pools = []
@@ -203,6 +259,7 @@ class FakeCinder:
         self.access = {'default': set()}
         self.volumes = {}
         self.snapshots = []
+        self.images = {}
         self.calls = []
         self.counter = 0
         self.down = set()
@@ -223,6 +280,9 @@ class FakeCinder:
                 volume.status = 'available'
         elif volume.status == 'deleting':
             self.volumes.pop(volume.id, None)
+        elif volume.status == 'uploading':
+            self.images[volume._image]['status'] = 'active'
+            volume.status = 'available'
         elif volume.status == 'retyping':
             volume.volume_type = volume._retype_to
             volume.status = 'available'
@@ -250,6 +310,7 @@ def backend(cloud):
     volumes_conf.register_opts(conf)
     conf([], default_config_files=[])
     b = backend_mod.CinderVolumeBackend(conf)
+    b._glance = FakeGlance(cloud)
     b.poll_interval = 0
     b.wait_timeout = 0.5
     return b
@@ -337,9 +398,46 @@ def test_start_publishes_the_reservation_type(backend, cloud):
         'thin': 'true',                        # the source type's
         'volume_backend_name': 'ssd',
         'climate:reservation': RID, 'climate:owner': PROJECT,
-        'climate:pool': 'cloud@ssd#ssd', 'climate:reserved_gb': '20',
+        'climate:pool': 'cloud@ssd#ssd', 'climate:reserved_gb': '10',
+        'climate:max_volumes': '2',
         'climate:start': '2026-11-25T10:00:00Z',
         'climate:end': '2026-11-25T12:00:00Z'}
+
+
+def test_type_specs_without_count_and_with_the_plugins_window(backend):
+    import datetime
+    specs = backend.type_specs(reservation(
+        count=None, start_date=None, end_date=None,
+        lease_start=datetime.datetime(2026, 11, 25, 10, 0, 5),
+        lease_end=datetime.datetime(2026, 11, 25, 11, 0)), PROJECT, POOL)
+    assert specs['climate:reserved_gb'] == '10'
+    assert 'climate:max_volumes' not in specs
+    assert (specs['climate:start'], specs['climate:end']) == (
+        '2026-11-25T10:00:05Z', '2026-11-25T11:00:00Z')
+
+
+def test_publish_sets_what_changed(backend, cloud):
+    backend.start(reservation(), PROJECT, POOL, user)
+    backend.publish(reservation(size_gb=30, count=3,
+                                end_date='2026-11-25T14:00:00Z'),
+                    PROJECT, POOL)
+    specs = cloud.types['reservation:' + RID].extra_specs
+    assert (specs['climate:reserved_gb'], specs['climate:max_volumes'],
+            specs['climate:end']) == ('30', '3', '2026-11-25T14:00:00Z')
+
+
+def test_publish_on_a_type_in_use_is_a_409(backend, cloud):
+    backend.start(reservation(), PROJECT, POOL, user)
+    vtype = cloud.types['reservation:' + RID]
+
+    def in_use(specs):
+        raise cinder_exc.BadRequest(400, 'Volume Type is currently in use.')
+
+    vtype.set_keys = in_use
+    with pytest.raises(exceptions.InvalidStateUpdate) as info:
+        backend.publish(reservation(size_gb=30), PROJECT, POOL)
+    assert 'Cinder changes no extra spec of a volume type in use' in str(
+        info.value)
 
 
 def test_start_is_idempotent(backend, cloud):
@@ -415,12 +513,12 @@ def test_end_delete_detaches_then_deletes_everything(backend, cloud):
     attached = next(iter(cloud.volumes.values()))
     attached.status = 'in-use'
     attached.attachments = [{'id': 'att-1', 'server_id': None}]
-    assert backend.end(res, 'delete') == {'snapshot_ids': []}
+    assert backend.end(res, 'delete') == {'image_ids': []}
     assert cloud.volumes == {}
     assert 'reservation:' + RID not in cloud.types
     assert ('detach', 'att-1') in cloud.calls
     # again: nothing to do
-    assert backend.end(res, 'delete') == {'snapshot_ids': []}
+    assert backend.end(res, 'delete') == {'image_ids': []}
 
 
 def test_end_detaches_through_nova(backend, cloud, monkeypatch):
@@ -443,7 +541,7 @@ def test_end_detaches_through_nova(backend, cloud, monkeypatch):
 
 def test_end_retain_hands_the_volumes_over(backend, cloud):
     res = _started(backend, cloud)
-    assert backend.end(res, 'retain') == {'snapshot_ids': []}
+    assert backend.end(res, 'retain') == {'image_ids': []}
     assert len(cloud.volumes) == 2
     for volume in cloud.volumes.values():
         assert volume.volume_type == '__DEFAULT__'
@@ -451,16 +549,73 @@ def test_end_retain_hands_the_volumes_over(backend, cloud):
     assert 'reservation:' + RID not in cloud.types
 
 
-def test_end_snapshot(backend, cloud):
+def test_end_snapshot_uploads_to_images_then_deletes(backend, cloud):
     res = _started(backend, cloud)
+    vids = sorted(cloud.volumes)
+    attached = cloud.volumes[vids[0]]
+    attached.status = 'in-use'
+    attached.attachments = [{'id': 'att-1', 'server_id': None}]
+    for v in cloud.volumes.values():
+        setattr(v, 'os-vol-tenant-attr:tenant_id', v.project_id)
     answer = backend.end(res, 'snapshot')
-    assert len(answer['snapshot_ids']) == 2
-    assert {s.metadata['climate:reservation'] for s in cloud.snapshots} == {
-        RID}
-    # Cinder keeps a snapshot's volume: it leaves the reservation
-    assert all(v.volume_type == '__DEFAULT__'
-               for v in cloud.volumes.values())
+    assert answer == {'image_ids': sorted(cloud.images)}
+    assert len(cloud.images) == 2
+    # the volumes are gone: a Cinder snapshot would have kept them
+    assert cloud.volumes == {} and cloud.snapshots == []
     assert 'reservation:' + RID not in cloud.types
+    assert {(i['name'], i['status'], i['owner'], i['climate:reservation'],
+             i['climate:volume']) for i in cloud.images.values()} == {
+        ('reservation-%s-%s' % (RID, vid), 'active', PROJECT, RID, vid)
+        for vid in vids}
+    # again: the same images, none made twice
+    assert backend.end(res, 'snapshot') == answer
+    assert len(cloud.images) == 2
+
+
+def test_end_snapshot_half_done_makes_each_image_once(backend, cloud):
+    res = _started(backend, cloud)
+    vids = sorted(cloud.volumes)
+    cloud.down.add('delete_volume')
+    with pytest.raises(exceptions.CloudUnavailable):
+        backend.end(res, 'snapshot')
+    uploads = len([c for c in cloud.calls if c == ('upload',)])
+    assert uploads == 2
+    cloud.down.clear()
+    answer = backend.end(res, 'snapshot')
+    assert len([c for c in cloud.calls if c == ('upload',)]) == uploads
+    assert len(answer['image_ids']) == 2 and cloud.volumes == {}
+    assert {i['climate:volume'] for i in cloud.images.values()} == set(vids)
+
+
+def test_end_snapshot_uploads_again_after_a_failed_upload(backend, cloud):
+    res = _started(backend, cloud)
+    vid = sorted(cloud.volumes)[0]
+    cloud.images['img-old'] = {'id': 'img-old', 'status': 'killed',
+                               'owner': 'service',
+                               'name': 'reservation-%s-%s' % (RID, vid)}
+    answer = backend.end(res, 'snapshot')
+    assert 'img-old' not in cloud.images
+    assert len(answer['image_ids']) == 2 and cloud.volumes == {}
+
+
+def test_end_snapshot_skips_a_volume_in_error(backend, cloud):
+    res = _started(backend, cloud)
+    broken = next(iter(cloud.volumes.values()))
+    broken.status = 'error'
+    answer = backend.end(res, 'snapshot')
+    assert len(answer['image_ids']) == 1
+    assert cloud.volumes == {}
+
+
+def test_end_snapshot_with_glance_down_is_retried(backend, cloud):
+    res = _started(backend, cloud)
+    cloud.down.add('glance')
+    with pytest.raises(exceptions.CloudUnavailable) as err:
+        backend.end(res, 'snapshot')
+    assert 'Glance' in str(err.value)
+    assert len(cloud.volumes) == 2      # nothing deleted before its image
+    cloud.down.clear()
+    assert len(backend.end(res, 'snapshot')['image_ids']) == 2
 
 
 def test_end_with_cinder_down_is_retried(backend, cloud):

@@ -417,3 +417,30 @@ def test_count_fit_is_total_fit_of_the_counts(fits, affinity):
     assert cap.count_fit(counts, affinity) == cap.total_fit(fits, affinity)
     tally = cap._Tally(counts)
     assert tally.total(affinity) == cap.total_fit(fits, affinity)
+
+
+@PROPERTY
+@given(scenario(), shape_st)
+def test_one_unit_sweep_plans_as_the_exact_fits(world, shape):
+    # bounds from the sums and the largest bookings, then the exact fit of
+    # the providers one_unit_sweep names: the same plan of one unit
+    invs, bookings, start, end = world
+    exact, bounds = {}, {}
+    for p, held in invs.items():
+        overlapping = {cls: [b for b in rows
+                             if b.start < end and b.end > start]
+                       for cls, rows in bookings[p].items()}
+        exact[p] = cap.provider_fit(held, overlapping, shape, start, end)
+        low, high = bounds[p] = cap.fit_bounds(
+            held,
+            {c: sum(b.amount for b in r) for c, r in overlapping.items()},
+            {c: max((b.amount for b in r), default=0)
+             for c, r in overlapping.items()}, shape)
+        assert low <= exact[p] <= high
+    known, needed = cap.one_unit_sweep(bounds)
+    assert not set(known) & set(needed) and set(known) | set(needed) == set(
+        invs)
+    fits = dict(known, **{p: exact[p] for p in needed})
+    for affinity in (None, True, False):
+        assert cap.plan(fits, 1, affinity) == cap.plan(exact, 1, affinity)
+    assert cap.total_fit(fits, True) >= 1 or cap.total_fit(exact, True) == 0

@@ -29,6 +29,13 @@ def test_blazar_string_form():
     assert not filters.evaluate(tree, {'memory_mb': '2048'})
 
 
+def test_double_equals_is_equals():
+    tree = filters.parse('["==", "$backend", "ceph-ssd"]', 'f')
+    assert tree == filters.parse('["=", "$backend", "ceph-ssd"]', 'f')
+    assert filters.evaluate(tree, {'backend': 'ceph-ssd'})
+    assert not filters.evaluate(tree, {'backend': 'lvm'})
+
+
 def test_numbers_compare_as_numbers_when_both_sides_are():
     tree = filters.parse(['>', '$cores', '9'], 'f')
     # Blazar compared strings: "10" < "9"

@@ -1,0 +1,451 @@
+"""The ``virtual:floatingip`` resource plugin (Blazar's fields).
+
+A reservation asks for ``amount`` addresses of the external network
+``network_id``, among them the addresses ``required_floatingips`` lists;
+the addresses are those an operator registered through
+``/v1/floatingips`` (``climate.db.floatingips``).
+
+**Booking.**  Each address is a provider of the capacity ledger holding
+one ``FLOATING_IP``.  In the lease's transaction the required addresses
+are booked by name (``ledger.book``), then the rest is placed on the
+other reservable addresses of the network, the lowest free ones
+(``ledger.place_units``: an address is free when no booking of it
+overlaps the window), over the whole window.  The ledger locks what it takes and re-checks it, so no address
+is ever booked by two reservations over overlapping windows, whatever
+the number of managers.
+
+**In the cloud** the backend of ``[floatingips] inventory`` acts
+(``backends``): at the start it makes each address a floating IP of the
+lease's project, at the end it deletes them; the static backend only
+records.
+
+**Parameters stored**: ``network_id``, ``amount``,
+``required_floatingips`` (canonical addresses) and, set by Climate,
+``floatingips``: the addresses the reservation holds, in numeric order,
+from its booking on.
+"""
+
+from oslo_config import cfg
+from oslo_log import log as logging
+
+from climate import dates
+from climate.db import api as db_api
+from climate.db import floatingips as db_fips
+from climate.db import ledger
+from climate import exceptions
+from climate.plugins import backend_loader
+from climate.plugins import base
+from climate.plugins import params as stored
+from climate.plugins.physical_host import plugin as host_plugin
+from climate.plugins.virtual_floatingip import backends
+from climate.plugins.virtual_floatingip import inventory
+from climate.plugins.virtual_instance import plugin as instance_plugin
+from climate import states
+
+LOG = logging.getLogger(__name__)
+CONF = cfg.CONF
+
+RESOURCE_TYPE = 'virtual:floatingip'
+REQUEST_FIELDS = ('network_id', 'amount', 'required_floatingips')
+#: Set by Climate; a client may send it back as it read it.
+OUTPUT_FIELDS = ('floatingips',)
+DB_MAX_INT = instance_plugin.DB_MAX_INT
+SHAPE = {db_fips.FLOATING_IP: 1}
+#: Rounds of the search for a start at which the required addresses and
+#: the others are all free (a 409's "it would fit from").
+EARLIEST_ROUNDS = 8
+_fmt = instance_plugin._fmt
+_short = inventory._short
+
+
+def amount_of(value):
+    """``amount``: a whole number from 1 (Blazar's ``is_int_like``: an
+    integer or its decimal text; booleans refused)."""
+    number = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, str):
+        text = value.strip()
+        if text.isascii() and text.isdigit() and len(text) < 12:
+            number = int(text)
+    if number is None or not 1 <= number <= DB_MAX_INT:
+        raise exceptions.MalformedParameter(
+            param='amount', reason='amount is the number of floating IPs '
+                                   'to reserve: a whole number from 1 to '
+                                   '%d, not %s.' % (DB_MAX_INT,
+                                                    _short(value)))
+    return number
+
+
+def addresses_of(value, name='required_floatingips'):
+    """A list of distinct IP addresses, canonical (``[]`` for none)."""
+    if value is None or value == '':
+        return []
+    if not isinstance(value, list):
+        raise exceptions.MalformedParameter(
+            param=name, reason='%s is a list of IP addresses of the '
+                               'network, not %s.' % (name, _short(value)))
+    out = []
+    for i, item in enumerate(value):
+        address = inventory.address(item, '%s[%d]' % (name, i))
+        if address in out:
+            raise exceptions.MalformedParameter(
+                param=name, reason='%s lists %s twice.' % (name, address))
+        out.append(address)
+    return out
+
+
+def in_order(addresses):
+    return sorted(addresses, key=db_fips.address_key)
+
+
+def reservation_params(view):
+    """The stored parameters of a reservation's view."""
+    return {k: view.get(k) for k in REQUEST_FIELDS + OUTPUT_FIELDS}
+
+
+class FloatingIPPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
+    resource_type = RESOURCE_TYPE
+    description = ('Floating IP addresses (amount, network_id, '
+                   'required_floatingips) of an external network.')
+    backends = backends
+
+    # -- parameters ----------------------------------------------------------
+
+    def validate(self, params):
+        """Check a request in Blazar's order (network_id, amount,
+        required_floatingips); each malformed field is a 400 naming it.
+
+        :returns: every stored parameter (see the module's docstring).
+        """
+        stored.check_fields(params, RESOURCE_TYPE, REQUEST_FIELDS,
+                            OUTPUT_FIELDS)
+        for key in ('network_id', 'amount'):
+            if params.get(key) in (None, ''):
+                raise exceptions.MissingParameter(
+                    message='Missing parameter %s. A virtual:floatingip '
+                            'reservation needs network_id (the external '
+                            'network) and amount (how many of its '
+                            'addresses).' % key, param=key)
+        out = {'network_id': inventory.network_id(params['network_id'],
+                                                  'network_id'),
+               'amount': amount_of(params['amount']),
+               'required_floatingips': addresses_of(
+                   params.get('required_floatingips'))}
+        if len(out['required_floatingips']) > out['amount']:
+            raise exceptions.TooLongFloatingIPs(
+                amount=out['amount'],
+                count=len(out['required_floatingips']))
+        out['floatingips'] = []
+        return out
+
+    def validate_change(self, current, changes):
+        """Blazar's rules: ``network_id`` stays, ``required_floatingips``
+        may only be emptied; what the client sends back unchanged of what
+        Climate set is ignored; the rest is checked as a request."""
+        changes = stored.without_output(current, changes, OUTPUT_FIELDS)
+        if changes.get('network_id', current['network_id']) != \
+                current['network_id']:
+            raise exceptions.CantUpdateFloatingIPReservation(
+                msg='Updating network_id is not supported. The reservation '
+                    'holds addresses of network %s; reserve another '
+                    "network's in a new reservation." %
+                    current['network_id'])
+        if 'required_floatingips' in changes:
+            wanted = addresses_of(changes['required_floatingips'])
+            if wanted and wanted != current.get('required_floatingips'):
+                raise exceptions.CantUpdateFloatingIPReservation(
+                    msg='Updating required_floatingips is not supported '
+                        'except with an empty list. It lists %s.' % (
+                            ', '.join(current.get(
+                                'required_floatingips') or []) or
+                            'nothing'))
+        merged = {k: v for k, v in current.items() if k in REQUEST_FIELDS}
+        merged.update(changes)
+        out = self.validate(merged)
+        out['floatingips'] = current.get('floatingips') or []
+        return out
+
+    # -- allocation -----------------------------------------------------------
+
+    def _registered(self, session, params):
+        """The network's registered addresses (``{address: row}``), after
+        checking that it has some and holds the required ones (400)."""
+        network = params['network_id']
+        registered = db_fips.on_network(session, network)
+        if not registered:
+            raise exceptions.FloatingIPNetworkNotFound(
+                network=network,
+                reason='network_id: no floating IP of network %s is '
+                       'registered to Climate (GET /v1/floatingips lists '
+                       'the reservable addresses).' % network)
+        unknown = [a for a in params.get('required_floatingips') or []
+                   if a not in registered]
+        if unknown:
+            raise exceptions.FloatingIPNotRegistered(
+                reason='required_floatingips: %s %s not registered on '
+                       'network %s (GET /v1/floatingips lists the '
+                       'reservable addresses).' % (
+                           ', '.join(unknown),
+                           'is' if len(unknown) == 1 else 'are', network))
+        return registered
+
+    def _place(self, session, res_id, lease_id, params, start, end, count,
+               held=(), what=None):
+        """Book ``count`` more addresses of the network over ``[start,
+        end)`` besides ``held`` (provider ids): the required ones not held
+        first, by name, then any other reservable ones; NotEnoughFloatingIPs
+        (409) when they are not free."""
+        registered = self._registered(session, params)
+        held = set(held)
+        required = [db_fips.provider(registered[a].id)
+                    for a in params.get('required_floatingips') or []]
+        wanted = [p for p in required if p not in held][:count]
+        others = sorted(db_fips.provider(row.id)
+                        for row in registered.values()
+                        if row.reservable and
+                        db_fips.provider(row.id) not in held and
+                        db_fips.provider(row.id) not in required)
+        closed = [row.floating_ip_address for row in registered.values()
+                  if not row.reservable and
+                  db_fips.provider(row.id) in wanted]
+        rest = count - len(wanted)
+        refusal = dict(params=params, start=start, end=end, wanted=wanted,
+                       others=others, rest=rest, what=what)
+        if closed:
+            raise self._not_enough(session, closed=closed, **refusal)
+        if wanted:
+            try:
+                ledger.book(session, res_id, lease_id,
+                            [ledger.Request(p, db_fips.FLOATING_IP, 1)
+                             for p in wanted], start, end)
+            except exceptions.Conflict as exc:
+                raise self._not_enough(session,
+                                       taken=exc.kwargs.get('provider'),
+                                       **refusal)
+        if rest > 0:
+            if len(others) < rest:
+                raise self._not_enough(session, **refusal)
+            try:
+                ledger.place_units(session, res_id, lease_id,
+                                   db_fips.FLOATING_IP, rest, start, end,
+                                   providers=others, kind=db_fips.KIND)
+            except exceptions.Conflict:
+                # the refusal counts the required ones as free: they are
+                # (the transaction rolls back)
+                ledger.release(session, res_id, wanted)
+                raise self._not_enough(session, **refusal)
+
+    def _not_enough(self, session, params, start, end, wanted, others, rest,
+                    what=None, taken=None, closed=()):
+        """NotEnoughFloatingIPs: how many addresses are free over the
+        window, and from when the request would fit."""
+        network = params['network_id']
+        asked = len(wanted) + rest
+        head = '%s%d floating IP(s) asked on network %s from %s to %s UTC' \
+            % ((what + ': ') if what else '', asked, network, _fmt(start),
+               _fmt(end))
+        names = {p: r.floating_ip_address
+                 for p, r in db_fips.by_providers(session, wanted).items()}
+        if closed:
+            return exceptions.NotEnoughFloatingIPs(
+                reason='%s; required address(es) %s %s not reservable.' % (
+                    head, ', '.join(in_order(closed)),
+                    'is' if len(closed) == 1 else 'are'))
+        free = ledger.free_capacity(session, others + wanted, start, end,
+                                    db_fips.KIND) if others or wanted else {}
+        count = sum(1 for held in free.values()
+                    if held.get(db_fips.FLOATING_IP, {}).get('free', 0) > 0)
+        text = '%s; %d of the %d reservable address(es) it could take ' \
+            'are free over the whole window' % (head, count,
+                                                len(others) + len(wanted))
+        if taken in names:
+            text += ' (required address %s is booked by another lease ' \
+                'then)' % names[taken]
+        if len(others) < rest:
+            later = ('It never fits: the network has %d reservable '
+                     'address(es) besides the required ones, %d asked.' % (
+                         len(others), rest))
+        else:
+            until = instance_plugin.horizon_end(start, end - start)
+            when = self._earliest(session, wanted, others, rest,
+                                  end - start, start, until)
+            if when is not None:
+                later = 'It would fit for as long from %s UTC.' % _fmt(when)
+            else:
+                later = 'It does not fit for as long before %s UTC.' % (
+                    _fmt(until))
+        return exceptions.NotEnoughFloatingIPs(reason='%s. %s' % (text,
+                                                                  later))
+
+    @staticmethod
+    def _earliest(session, wanted, others, rest, duration, start, until):
+        """The earliest start from ``start`` at which the ``wanted``
+        addresses and ``rest`` of ``others`` are all free for
+        ``duration`` (before ``until``), or None."""
+        when = start
+        for _round in range(EARLIEST_ROUNDS):
+            first = when
+            if rest:
+                first = ledger.earliest_start(
+                    session, SHAPE, rest, duration, when, latest_end=until,
+                    affinity=False, provider_ids=others, kind=db_fips.KIND)
+                if first is None:
+                    return None
+            second = first
+            if wanted:
+                second = ledger.earliest_start(
+                    session, SHAPE, len(wanted), duration, first,
+                    latest_end=until, affinity=False, provider_ids=wanted,
+                    kind=db_fips.KIND)
+                if second is None:
+                    return None
+            if second == first:
+                return first
+            when = second
+        return None
+
+    @staticmethod
+    def _addresses(session, res_id, after=None):
+        """The addresses the reservation holds, in numeric order."""
+        return in_order(r.floating_ip_address for r in db_fips.held_by(
+            session, res_id, after).values())
+
+    def reserve(self, ctx, lease, reservation):
+        """Book the addresses over the lease's window (409 when they are
+        not free)."""
+        start = host_plugin.parse_view_date(lease['start_date'])
+        end = host_plugin.parse_view_date(lease['end_date'])
+        with db_api.writer(ctx) as session:
+            self._place(session, reservation['id'], lease['id'],
+                        reservation, start, end, reservation['amount'])
+            stored.store_at_create(
+                session, lease['id'], reservation['id'],
+                dict(reservation_params(reservation),
+                     floatingips=self._addresses(session,
+                                                 reservation['id'])))
+        return reservation['id']
+
+    def update(self, ctx, old_lease, lease, reservation, new_params):
+        """Pending: the addresses move with the dates (the same ones while
+        they stay free) and follow ``amount`` (required ones kept first).
+        Active: the lease may be extended and ``amount`` grow, the new
+        addresses made in the cloud at once; none is given back (409)."""
+        params = dict(new_params)
+        res_id = reservation['id']
+        start = host_plugin.parse_view_date(lease['start_date'])
+        end = host_plugin.parse_view_date(lease['end_date'])
+        stored.refuse_if_error(reservation)
+        with db_api.writer(ctx) as session:
+            if reservation['status'] == states.RES_ACTIVE:
+                self._update_active(session, lease, reservation, params,
+                                    old_lease, end)
+                params['floatingips'] = self._addresses(
+                    session, res_id, dates.utcnow())
+                return params
+            held = sorted(db_fips.held_by(session, res_id))
+            required = set(self._required_providers(session, params))
+            keep = [p for p in held if p in required] + \
+                [p for p in held if p not in required]
+            keep = keep[:params['amount']]
+            try:
+                ledger.rebook(session, res_id, lease['id'],
+                              [ledger.Request(p, db_fips.FLOATING_IP, 1)
+                               for p in keep], start, end)
+            except exceptions.Conflict:
+                ledger.release(session, res_id)
+                keep = []
+            if params['amount'] > len(keep):
+                self._place(session, res_id, lease['id'], params, start, end,
+                            params['amount'] - len(keep), keep,
+                            what='cannot %s reservation %s' % (
+                                'change' if keep else 'move', res_id))
+            params['floatingips'] = self._addresses(session, res_id)
+        return params
+
+    def _required_providers(self, session, params):
+        registered = self._registered(session, params)
+        return [db_fips.provider(registered[a].id)
+                for a in params.get('required_floatingips') or []]
+
+    def _update_active(self, session, lease, reservation, params, old_lease,
+                       end):
+        res_id = reservation['id']
+        now = dates.utcnow()
+        held = db_fips.held_by(session, res_id, now)
+        if params['amount'] < len(held):
+            raise exceptions.FloatingIPsInUse(
+                reason='Reservation %s is active and holds %d floating '
+                       'IP(s) (%s), which may be in use: amount may grow, '
+                       'not drop to %d; shorten the lease (end_date) to '
+                       'give them back earlier.' % (
+                           res_id, len(held), ', '.join(in_order(
+                               r.floating_ip_address
+                               for r in held.values())), params['amount']))
+        old_end = host_plugin.parse_view_date(old_lease['end_date'])
+        if end != old_end:
+            instance_plugin.extend(session, res_id, lease['id'], now, end,
+                                   'its floating IPs')
+        grow = params['amount'] - len(held)
+        if grow <= 0:
+            return
+        self._place(session, res_id, lease['id'], params, now, end, grow,
+                    held, what='cannot grow reservation %s' % res_id)
+        new = {p: r for p, r in db_fips.held_by(session, res_id, now).items()
+               if p not in held}
+        addresses = [(r.floating_ip_address, r.subnet_id)
+                     for r in sorted(new.values(), key=lambda r:
+                                     db_fips.address_key(
+                                         r.floating_ip_address))]
+        try:
+            self.backend.start(res_id, lease['project_id'],
+                               params['network_id'], addresses)
+        except Exception:
+            # the update rolls back: take back what was made of it
+            try:
+                self.backend.end(res_id, lease['project_id'],
+                                 params['network_id'],
+                                 [a for a, _s in addresses])
+            except Exception:
+                LOG.exception('Reservation %s: could not take back the '
+                              'floating IPs of a failed growth', res_id)
+            raise
+
+    def delete(self, ctx, lease, reservation):
+        """Release the reservation's addresses."""
+        with db_api.writer(ctx) as session:
+            ledger.release(session, reservation['id'])
+
+    # -- events ---------------------------------------------------------------
+
+    # The cloud is called outside the plugin's own transactions; what it
+    # answers is stored in a short one.
+
+    def on_start(self, ctx, lease, reservation, event):
+        """Make the reservation's addresses floating IPs of the lease's
+        project (backend ``start``)."""
+        with db_api.reader(ctx) as session:
+            rows = db_fips.held_by(session, reservation['id']).values()
+        rows = sorted(rows, key=lambda r: db_fips.address_key(
+            r.floating_ip_address))
+        self.backend.start(reservation['id'], lease['project_id'],
+                           reservation['network_id'],
+                           [(r.floating_ip_address, r.subnet_id)
+                            for r in rows])
+        if rows:
+            with db_api.writer(ctx) as session:
+                stored.set_params(session, reservation['id'],
+                                  floatingips=in_order(
+                                      r.floating_ip_address for r in rows))
+
+    def on_end(self, ctx, lease, reservation, event=None):
+        """Delete the reservation's floating IPs (backend ``end``), free
+        the addresses."""
+        with db_api.reader(ctx) as session:
+            held = self._addresses(session, reservation['id'])
+        addresses = in_order(set(held) |
+                             set(reservation.get('floatingips') or []))
+        self.backend.end(reservation['id'], lease['project_id'],
+                         reservation['network_id'], addresses)
+        with db_api.writer(ctx) as session:
+            ledger.release(session, reservation['id'])

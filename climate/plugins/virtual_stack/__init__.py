@@ -1,0 +1,1 @@
+"""The ``virtual:stack`` resource: a Heat stack's needs as reservations."""

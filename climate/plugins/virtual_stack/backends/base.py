@@ -1,0 +1,68 @@
+"""What a ``virtual:stack`` backend does (``[stacks] inventory``).
+
+The plugin derives what a template needs and the lease books it as
+reservations of other types (``climate.plugins.virtual_stack.needs``); a
+backend knows the flavors templates may name and makes, ends and shows
+the stack.  Every action is idempotent: an event that runs again finds
+the stack it made (by its name and the reservation's tag) and finishes
+the job rather than doing it twice.
+"""
+
+import abc
+
+#: What a backend's actions answer, stored on the reservation and shown.
+OUTPUT_FIELDS = ('stack_id', 'stack_status', 'stack_status_reason',
+                 'outputs', 'snapshot_id')
+
+
+class StackBackend(abc.ABC):
+    #: The ``[stacks] inventory`` value it serves.
+    name = None
+    #: Whether start/end call a cloud service (see ``ResourcePlugin``).
+    acts_in_cloud = True
+
+    def __init__(self, conf):
+        self.conf = conf
+
+    @abc.abstractmethod
+    def flavors(self):
+        """The flavors a template's servers may name: ``{name: {'id',
+        'vcpus', 'ram' (MB), 'disk' (GB, ephemeral included)}}`` (each
+        also reachable by its id, see ``needs.derive``)."""
+
+    def validate(self, template, parameters, environment, user_session):
+        """Check the template as the cloud would, as the user (Heat's
+        template validation).  Default: nothing more than the derivation.
+
+        :param user_session: a callable returning the user's session.
+        :raises climate.exceptions.InvalidInput: with the cloud's reason.
+        """
+
+    @abc.abstractmethod
+    def start(self, reservation, project_id, parts, user_session):
+        """Make the stack at the start (``on_start: create``) or wake the
+        one made at the create (``wake``), pinned to what ``parts`` (the
+        views of the reservations holding its needs, started already)
+        hold.
+
+        :returns: a dict of :data:`OUTPUT_FIELDS`.
+        """
+
+    def hold(self, reservation, project_id, parts, user_session):
+        """``on_start: wake``: make the stack right after the create and
+        keep its servers shelved until the start.  Default: nothing (the
+        start makes it).
+
+        :returns: a dict of :data:`OUTPUT_FIELDS` (or of some of them).
+        """
+        return {}
+
+    @abc.abstractmethod
+    def end(self, reservation, project_id, action):
+        """Apply the reservation's ``on_end`` ``action`` (``delete``,
+        ``suspend``, ``snapshot`` then delete) to its stack in the lease's
+        project ``project_id``, with the service's credentials (never the
+        trust).
+
+        :returns: a dict of :data:`OUTPUT_FIELDS`.
+        """

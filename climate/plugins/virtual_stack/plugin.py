@@ -1,0 +1,314 @@
+"""The ``virtual:stack`` resource plugin: a whole Heat stack, reserved.
+
+A reservation carries a HOT template (a mapping, or its YAML or JSON
+text, as Heat accepts it), its ``parameters`` and ``environment``, and a
+``stack_name``.  Climate does not book "a stack": at the create it
+derives what the stack's resources hold while they exist
+(``needs.derive``: servers, volumes, floating IPs, groups counted at
+their maximum) and the lease books each need as a reservation of its own
+type in the same transaction (:meth:`VirtualStackPlugin.parts`), so the
+lease is granted or refused whole; a need that does not fit is a 409
+naming the template's resources it stands for.  Each part names its
+stack (``reservations.part_of``, shown as ``stack_reservation_id``); the
+stack's ``needs`` carry the id of the part
+that holds each.  What the template holds that Climate cannot reserve is
+listed (``unreservable``), never dropped in silence.
+
+**Events.**  The parts start before the stack (their flavors, groups and
+addresses exist when the stack is made) and end after it (the event
+engine orders them).  At the start the backend makes the stack as the
+lease's user (``on_start: create``), or wakes the one it made at the
+create with its servers shelved (``wake``, seed 000's "created,
+provisioned, but not started").  At the end it applies ``on_end``:
+``delete`` (the default), ``suspend``, or ``snapshot`` then delete.
+
+**Updates.**  A new template, parameters or environment derives the
+needs again: for a pending lease the parts are booked anew in the
+update's transaction (all or nothing, a 409 naming what does not fit);
+an active stack's template cannot change yet (409).  A part is never
+changed on its own.
+
+**Stored**: ``template``, ``parameters``, ``environment``,
+``stack_name``, ``on_start``, ``on_end``, ``needs``, ``free``,
+``unreservable``; and, set by Climate, ``stack_id``, ``stack_status``,
+``stack_status_reason``, ``outputs``, ``snapshot_id``.
+"""
+
+import json
+import re
+
+from oslo_config import cfg
+from oslo_log import log as logging
+import sqlalchemy as sa
+import yaml
+
+from climate.clients import keystone
+from climate.db import api as db_api
+from climate.db import models
+from climate import exceptions
+from climate.plugins import backend_loader
+from climate.plugins import base
+from climate.plugins import params as plugin_params
+from climate.plugins.virtual_stack import backends
+from climate.plugins.virtual_stack.backends import base as backend_base
+from climate.plugins.virtual_stack import needs as stack_needs
+from climate import states
+
+LOG = logging.getLogger(__name__)
+CONF = cfg.CONF
+
+RESOURCE_TYPE = stack_needs.RESOURCE_TYPE
+#: What a request may give.
+REQUEST_FIELDS = ('template', 'parameters', 'environment', 'stack_name',
+                  'on_start', 'on_end')
+#: What Climate derives at the create and shows.
+DERIVED_FIELDS = ('needs', 'free', 'unreservable')
+#: What Climate sets; a client may send them back unchanged.
+OUTPUT_FIELDS = DERIVED_FIELDS + backend_base.OUTPUT_FIELDS
+ON_START = ('create', 'wake')
+ON_END = ('delete', 'suspend', 'snapshot')
+#: What a change of these fields derives again.
+TEMPLATE_FIELDS = ('template', 'parameters', 'environment')
+#: Heat's stack names.
+STACK_NAME = re.compile(r'^[a-zA-Z][a-zA-Z0-9_.-]{0,254}$')
+
+
+class _TemplateLoader(yaml.SafeLoader):
+    """YAML as Heat reads templates: a ``heat_template_version`` such as
+    2018-08-31 stays the text it is, not a date."""
+
+
+_TemplateLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers
+            if tag != 'tag:yaml.org,2002:timestamp']
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+
+
+def _bad(param, reason):
+    return exceptions.MalformedParameter(param=param, reason=reason)
+
+
+def _document(value, param, required=False):
+    """A mapping given as itself or as its YAML or JSON text."""
+    if value is None or value == '':
+        if required:
+            raise exceptions.MissingParameter(
+                message='Missing parameter %s.' % param, param=param)
+        return {}
+    if isinstance(value, str):
+        try:
+            value = yaml.load(value, Loader=_TemplateLoader)
+        except yaml.YAMLError as exc:
+            raise _bad(param, '%s is not valid YAML or JSON: %s' % (
+                param, str(exc).replace('\n', ' ')))
+    if not isinstance(value, dict):
+        raise _bad(param, '%s is a mapping (or its YAML or JSON text), '
+                          'not %s.' % (param, type(value).__name__))
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError) as exc:
+        raise _bad(param, '%s holds a value JSON cannot carry: %s' % (
+            param, exc))
+    return value
+
+
+def _choice(value, param, choices):
+    if value is None:
+        return choices[0]
+    if value not in choices:
+        raise _bad(param, '%s is one of %s, not %r.' % (
+            param, ', '.join(choices), value))
+    return value
+
+
+def describe_need(need):
+    """What a need stands for, in the template's words, for errors."""
+    resources = need.get('resources') or []
+    return 'the template\'s %s %s (%s)' % (
+        'resource' if len(resources) == 1 else 'resources',
+        ', '.join(resources), need['resource_type'])
+
+
+class VirtualStackPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
+    resource_type = RESOURCE_TYPE
+    description = ('A Heat stack: what its template holds (servers, '
+                   'volumes, floating IPs) booked as reservations of the '
+                   'same lease; the stack made at the start.')
+    backends = backends
+
+    # -- input ---------------------------------------------------------------
+
+    def validate(self, params, derive=True):
+        """Check a request; derive the template's needs."""
+        unknown = sorted(set(params) - set(REQUEST_FIELDS) -
+                         set(OUTPUT_FIELDS))
+        if unknown:
+            raise exceptions.InvalidInput(
+                reason='unknown field(s) %s of a virtual:stack reservation; '
+                       'it takes %s' % (', '.join(unknown),
+                                        ', '.join(REQUEST_FIELDS)))
+        template = _document(params.get('template'), 'template',
+                             required=True)
+        size = len(json.dumps(template))
+        if size > CONF.stacks.max_template_size:
+            raise _bad('template', 'the template is %d bytes as JSON, more '
+                       'than the %d this cloud takes ([stacks] '
+                       'max_template_size).' % (
+                           size, CONF.stacks.max_template_size))
+        out = {
+            'template': template,
+            'parameters': _document(params.get('parameters'),
+                                    'parameters'),
+            'environment': _document(params.get('environment'),
+                                     'environment'),
+            'stack_name': params.get('stack_name'),
+            'on_start': _choice(params.get('on_start'), 'on_start',
+                                ON_START),
+            'on_end': _choice(params.get('on_end'), 'on_end', ON_END),
+        }
+        name = out['stack_name']
+        if name is not None and (not isinstance(name, str) or
+                                 not STACK_NAME.match(name)):
+            raise _bad('stack_name', 'stack_name is a Heat stack name (a '
+                       'letter, then up to 254 letters, digits, "_", "-" '
+                       'or "."), not %r.' % (name,))
+        if derive:
+            out.update(stack_needs.derive(
+                template, out['parameters'], out['environment'],
+                self.backend.flavors()))
+        for key in backend_base.OUTPUT_FIELDS:
+            out[key] = None  # Climate's to set
+        return out
+
+    def check(self, ctx, params):
+        """The backend validates the template as the caller (Heat, with
+        the caller's token)."""
+        self.backend.validate(
+            params['template'], params['parameters'], params['environment'],
+            lambda: keystone.user_session(ctx.auth_token, ctx.project_id))
+
+    def validate_change(self, current, changes):
+        """A change of ``stack_name``, ``on_start`` or ``on_end``, or of
+        the template (its parameters, its environment): then the needs
+        are derived again (:meth:`parts` tells the lease what to book)."""
+        merged = dict(current, **changes)
+        again = any(key in changes and changes[key] != current.get(key)
+                    for key in TEMPLATE_FIELDS)
+        out = self.validate(merged, derive=again)
+        for key in backend_base.OUTPUT_FIELDS:
+            out[key] = current.get(key)
+        if not again:
+            for key in DERIVED_FIELDS:
+                out[key] = current.get(key)
+        if out['stack_name'] is None:
+            # unnamed again: the name it was given at the create stays
+            out['stack_name'] = current.get('stack_name')
+        return out
+
+    def params_with_id(self, params, reservation_id):
+        """A stack named after its reservation unless named."""
+        if params.get('stack_name') is None:
+            params = dict(params, stack_name='climate-%s' % reservation_id)
+        return params
+
+    def parts(self, params):
+        """One reservation per need of the template, labelled with the
+        template resources it stands for (see ``base.ResourcePlugin``)."""
+        return [(describe_need(need), request) for need, request in zip(
+            params['needs'], stack_needs.reservations_of(params))]
+
+    def with_parts(self, params, part_ids):
+        """Each need names the reservation that holds it."""
+        return dict(params, needs=[
+            dict(need, reservation_id=part_id)
+            for need, part_id in zip(params['needs'], part_ids)])
+
+    def needs_changed(self, old, new):
+        """Whether ``new`` parameters book other parts than ``old``."""
+        return stack_needs.reservations_of(old) != \
+            stack_needs.reservations_of(new)
+
+    # -- the lease's transaction --------------------------------------------
+
+    def reserve(self, ctx, lease, reservation):
+        """Nothing of its own: its parts book what the stack holds."""
+        return None
+
+    def update(self, ctx, old_lease, lease, reservation, new_params):
+        """New dates move the parts (each its own plugin's update); a new
+        template is booked by the lease service before this is called.
+        An active stack keeps its template for now."""
+        if reservation['status'] != states.RES_PENDING and any(
+                new_params.get(key) != reservation.get(key)
+                for key in TEMPLATE_FIELDS + ('stack_name',)):
+            raise exceptions.InvalidState(
+                kind='Reservation', id=reservation['id'],
+                status=reservation['status'],
+                reason='the template, parameters, environment and name of '
+                       'a started stack cannot change; change them before '
+                       'the lease starts, or end this lease and reserve the '
+                       'new stack')
+        return new_params
+
+    def delete(self, ctx, lease, reservation):
+        """Nothing of its own: the lease deletes the parts."""
+
+    # -- events --------------------------------------------------------------
+
+    @staticmethod
+    def _parts_of(session, reservation):
+        """The views of the reservation's parts as they are now (their
+        own start may have just stored their flavors and addresses)."""
+        rows = session.execute(sa.select(models.Reservation).where(
+            models.Reservation.part_of == reservation['id'],
+            models.Reservation.status != states.RES_DELETED)).scalars()
+        return [dict(row.params or {}, id=row.id,
+                     resource_type=row.resource_type, status=row.status)
+                for row in rows]
+
+    @staticmethod
+    def _store(session, res_id, answer):
+        """Store what the backend answered of :data:`OUTPUT_FIELDS`."""
+        plugin_params.set_params(session, res_id, **{
+            k: v for k, v in (answer or {}).items()
+            if k in backend_base.OUTPUT_FIELDS})
+
+    def prepare(self, ctx, lease, reservation):
+        """``on_start: wake``: the backend makes the stack now, its
+        servers shelved until the start."""
+        if not self.backend.acts_in_cloud or \
+                reservation.get('on_start') != 'wake' or \
+                reservation['status'] != states.RES_PENDING:
+            return
+        try:
+            with db_api.writer(ctx) as session:
+                db_api.lease_get(ctx, lease['id'], for_update=True)
+                row = session.get(models.Reservation, reservation['id'])
+                if row is None or row.status != states.RES_PENDING:
+                    return
+                answer = self.backend.hold(
+                    reservation, lease['project_id'],
+                    self._parts_of(session, reservation),
+                    lambda: self.user_session(lease))
+                self._store(session, reservation['id'], answer)
+        except Exception:
+            LOG.exception('Reservation %s: could not make its stack before '
+                          'the start; the start will', reservation['id'])
+
+    def on_start(self, ctx, lease, reservation, event):
+        """Make (or wake) the stack, pinned to what its parts hold."""
+        with db_api.writer(ctx) as session:
+            answer = self.backend.start(
+                reservation, lease['project_id'],
+                self._parts_of(session, reservation),
+                lambda: self.user_session(lease))
+            self._store(session, reservation['id'], answer)
+
+    def on_end(self, ctx, lease, reservation, event=None):
+        """The ``on_end`` action, with the service's credentials (on the
+        stacks of the lease's project: the service's own scope is another
+        project)."""
+        with db_api.writer(ctx) as session:
+            answer = self.backend.end(reservation, lease['project_id'],
+                                      reservation.get('on_end') or 'delete')
+            self._store(session, reservation['id'], answer)

@@ -1,0 +1,226 @@
+"""``virtual:stack`` on the harness's real Heat, Nova, Cinder and Neutron
+(``[stacks] inventory = heat``), through Climate's API, as a project user.
+
+A template of two servers in a resource group, a volume and a floating IP
+of ``public``: the lease books three parts (instance slots on the
+registered hosts, gigabytes on a Cinder pool, the registered address).
+At the start Heat makes the stack as the user, pinned to them: the
+servers run with the reservation's flavor on the reserved hosts, the
+volume has the reservation's volume type, the floating IP is the
+reserved address.  The reservation shows the stack's id, status and
+outputs.  At the end the stack, its servers, volume and floating IP are
+gone.  A template Heat refuses is a 400 with Heat's reason, nothing
+written.
+"""
+
+import time
+
+import pytest
+
+from climate.tests.functional.procs import wait_for
+from climate.tests.integration import compute as compute_mod
+from climate.tests.integration.identity import assert_error
+from climate.tests.integration.identity import iso_in
+from climate.tests.integration.test_floatingip_reservations import FREE
+from climate.tests.integration.test_floatingip_reservations import Neutron
+from climate.tests.integration.test_floatingip_reservations import registered
+from climate.tests.integration.test_instance_reservations import Heat
+from climate.tests.integration.test_instance_reservations import \
+    clean_placement  # noqa: F401 (autouse here too)
+from climate.tests.integration.test_instance_reservations import \
+    conf  # noqa: F401
+from climate.tests.integration.test_instance_reservations import \
+    placement  # noqa: F401
+from climate.tests.integration.test_instance_reservations import \
+    register_hosts
+from climate.tests.integration.test_volume_reservations import \
+    cinder  # noqa: F401
+from climate.tests.integration.test_volume_reservations import \
+    pools  # noqa: F401
+
+WAIT = compute_mod.WAIT
+
+
+@pytest.fixture
+def api(climate_services):
+    from climate.tests.integration.identity import Api
+    return Api(climate_services.url)
+
+
+@pytest.fixture
+def tokens(cloud):
+    return {who: cloud.session(who).get_token() for who in ('admin', 'demo')}
+
+
+@pytest.fixture
+def compute(cloud):
+    return compute_mod.Compute(cloud)
+
+
+@pytest.fixture
+def neutron(cloud):
+    return Neutron(cloud)
+
+
+def template(public_id, flavor, image):
+    return {
+        'heat_template_version': '2018-08-31',
+        'parameters': {'count': {'type': 'number', 'default': 1}},
+        'resources': {
+            'web': {'type': 'OS::Heat::ResourceGroup', 'properties': {
+                'count': {'get_param': 'count'},
+                'resource_def': {'type': 'OS::Nova::Server', 'properties': {
+                    'flavor': flavor, 'image': image,
+                    'networks': [{'allocate_network': 'none'}]}}}},
+            'data': {'type': 'OS::Cinder::Volume',
+                     'properties': {'size': 1}},
+            'ip': {'type': 'OS::Neutron::FloatingIP',
+                   'properties': {'floating_network': public_id}},
+            # holds no capacity (the harness has no project network type
+            # for an OS::Neutron::Net)
+            'sg': {'type': 'OS::Neutron::SecurityGroup'},
+        },
+        'outputs': {
+            'servers': {'value': {'get_attr': ['web', 'refs']}},
+            'volume': {'value': {'get_resource': 'data'}},
+            'address': {'value': {'get_attr': ['ip', 'floating_ip_address']}},
+        },
+    }
+
+
+def parts_of(lease):
+    [stack] = [r for r in lease['reservations']
+               if r['resource_type'] == 'virtual:stack']
+    parts = {r['resource_type']: r for r in lease['reservations']
+             if r is not stack}
+    return stack, parts
+
+
+def test_a_stack_is_made_pinned_at_the_start_and_removed_at_the_end(
+        cloud, api, tokens, compute, neutron, cinder, pools):
+    # ``pools``: Climate has read the Cinder pools again since the purge
+    # emptied its tables (its manager does so every few seconds)
+    t0 = time.monotonic()
+    hosts = cloud.info['compute_hosts'][:2]
+    register_hosts(api, tokens['admin'], hosts)
+    registered(api, tokens['admin'], neutron, FREE[0])
+    public = neutron.public['id']
+    resp = api.call('POST', '/v1/leases', tokens['demo'], {
+        'name': 'web-stack', 'start_date': 'now', 'end_date': iso_in(900),
+        'events': [], 'reservations': [{
+            'resource_type': 'virtual:stack', 'stack_name': 'climate-it-web',
+            'template': template(public, 'm1.tiny', cloud.info['image']),
+            'parameters': {'count': 2}}]})
+    assert resp.status_code == 201, resp.text
+    lease = resp.json()['lease']
+    stack, parts = parts_of(lease)
+    assert sorted(parts) == ['virtual:floatingip', 'virtual:instance',
+                             'virtual:volume']
+    assert parts['virtual:instance']['amount'] == 2
+    assert parts['virtual:floatingip']['floatingips'] == [FREE[0]]
+    assert stack['free'] == [{'resource': 'sg',
+                              'type': 'OS::Neutron::SecurityGroup'}]
+
+    lease = api.wait_status(tokens['demo'], lease['id'], 'ACTIVE',
+                            timeout=300)
+    active = time.monotonic()
+    stack, parts = parts_of(lease)
+    assert stack['stack_status'] == 'CREATE_COMPLETE', stack
+    outputs = {o['output_key']: o['output_value']
+               for o in stack['outputs']}
+    # Heat shows the user the same stack, in the project
+    heat = Heat(cloud, 'demo')
+    shown = heat.stack('climate-it-web')
+    assert shown['id'] == stack['stack_id']
+    assert {'climate', 'reservation:' + stack['id']} <= set(
+        shown.get('tags') or [])
+    # the servers run with the reservation's flavor on the reserved hosts
+    instance = parts['virtual:instance']
+    flavor = compute.admin.flavors.get(instance['flavor_id']).name
+    assert len(outputs['servers']) == 2
+    for server_id in outputs['servers']:
+        server = compute.admin.servers.get(server_id)
+        assert server.flavor['original_name'] == flavor, server.flavor
+        assert compute.host_of(server) in hosts
+    # the floating IP is the reserved address, the project's
+    assert outputs['address'] == FREE[0]
+    made = neutron.fips(FREE[0])[FREE[0]]
+    assert made['project_id'] == neutron.project_id('demo')
+    # the volume is of the reservation's volume type
+    volume = cinder.get(outputs['volume'])
+    assert volume.volume_type == 'reservation:%s' % \
+        parts['virtual:volume']['id'], volume
+
+    lease = api.end_now(tokens['demo'], lease['id'], timeout=120)
+    ended = time.monotonic()
+    stack, _parts = parts_of(lease)
+    assert stack['stack_status'] == 'DELETE_COMPLETE', stack
+    resp = heat.api.get('/stacks/climate-it-web', raise_exc=False)
+    assert resp.status_code == 404 or resp.json()['stack'][
+        'stack_status'] == 'DELETE_COMPLETE', resp.text
+    for server_id in outputs['servers']:
+        wait_for(lambda: compute.gone(server_id), WAIT,
+                 message='server %s deleted' % server_id)
+    assert not neutron.fips(FREE[0])
+    print('\nstack: ACTIVE %.1f s after the create, ended in %.1f s' % (
+        active - t0, ended - active))
+
+
+def test_a_template_heat_refuses_is_a_400_with_its_reason(
+        cloud, api, tokens, neutron):
+    register_hosts(api, tokens['admin'], cloud.info['compute_hosts'][:1])
+    bad = template(neutron.public['id'], 'm1.tiny', cloud.info['image'])
+    # a property OS::Neutron::SecurityGroup does not have: Climate reads
+    # nothing of that resource, Heat's validation refuses it
+    bad['resources']['sg']['properties'] = {'colour': 'blue'}
+    resp = api.call('POST', '/v1/leases', tokens['demo'], {
+        'name': 'bad-stack', 'start_date': iso_in(3600),
+        'end_date': iso_in(7200), 'events': [],
+        'reservations': [{'resource_type': 'virtual:stack',
+                          'template': bad}]})
+    body = assert_error(resp, 400)
+    assert 'Heat refused the template: ' in body['error_message'], body
+    assert 'colour' in body['error_message'], body
+    leases = api.call('GET', '/v1/leases', tokens['demo']).json()['leases']
+    assert leases == []
+
+
+def test_an_autoscaling_group_reserves_its_maximum_and_updates_fit_or_409(
+        cloud, api, tokens, neutron):
+    register_hosts(api, tokens['admin'], cloud.info['compute_hosts'][:1])
+    asg = {
+        'heat_template_version': '2018-08-31',
+        'parameters': {'most': {'type': 'number', 'default': 2}},
+        'resources': {'workers': {
+            'type': 'OS::Heat::AutoScalingGroup', 'properties': {
+                'min_size': 1, 'max_size': {'get_param': 'most'},
+                'resource': {'type': 'OS::Nova::Server', 'properties': {
+                    'flavor': 'm1.tiny', 'image': cloud.info['image'],
+                    'networks': [{'allocate_network': 'none'}]}}}}}}
+    resp = api.call('POST', '/v1/leases', tokens['demo'], {
+        'name': 'workers', 'start_date': iso_in(3600),
+        'end_date': iso_in(7200), 'events': [],
+        'reservations': [{'resource_type': 'virtual:stack',
+                          'template': asg}]})
+    assert resp.status_code == 201, resp.text
+    lease = resp.json()['lease']
+    stack, parts = parts_of(lease)
+    # the group's maximum, not its minimum
+    assert parts['virtual:instance']['amount'] == 2
+    assert stack['needs'][0]['resources'] == ['workers/resource']
+    # more than the one host holds: 409 naming the group, nothing changed
+    resp = api.call('PUT', '/v1/leases/%s' % lease['id'], tokens['demo'], {
+        'reservations': [{'id': stack['id'],
+                          'parameters': {'most': 100000}}]})
+    body = assert_error(resp, 409)
+    assert body['error_message'].startswith(
+        "the template's resource workers/resource (virtual:instance): "), \
+        body
+    assert api.lease(tokens['demo'], lease['id'])['reservations'] == \
+        lease['reservations']
+    # three fit: the parts are booked anew
+    resp = api.call('PUT', '/v1/leases/%s' % lease['id'], tokens['demo'], {
+        'reservations': [{'id': stack['id'], 'parameters': {'most': 3}}]})
+    assert resp.status_code == 200, resp.text
+    _stack, parts = parts_of(resp.json()['lease'])
+    assert parts['virtual:instance']['amount'] == 3

@@ -1,0 +1,554 @@
+"""The ``heat`` stack backend against a scripted Heat (and scripted Nova
+and Neutron service clients): flavors, validation, an idempotent start
+and each end action."""
+
+import contextlib
+import json
+import types
+
+from heatclient import exc as heat_exc
+from keystoneauth1 import exceptions as ks_exc
+from novaclient import exceptions as nova_exc
+from oslo_config import cfg
+import pytest
+
+from climate.clients import heat as heat_clients
+from climate.clients import keystone
+from climate.clients import neutron as neutron_clients
+from climate.clients import nova as nova_clients
+from climate.conf import clients as clients_conf
+from climate import exceptions
+from climate.plugins.virtual_stack.backends import heat as heat_backend
+from climate.plugins.virtual_stack import plugin as stack_plugin
+
+TEMPLATE = {
+    'heat_template_version': '2018-08-31',
+    'resources': {
+        'app': {'type': 'OS::Nova::Server',
+                'properties': {'flavor': 'm1.small', 'image': 'cirros'}},
+        'ip': {'type': 'OS::Neutron::FloatingIP',
+               'properties': {'floating_network': 'public'}},
+    },
+}
+NEEDS = [
+    {'resource_type': 'virtual:floatingip', 'network_id': 'public',
+     'amount': 1, 'resources': ['ip'], 'reservation_id': 'r-fip'},
+    {'resource_type': 'virtual:instance', 'amount': 1, 'vcpus': 1,
+     'memory_mb': 2048, 'disk_gb': 20, 'affinity': None,
+     'resources': ['app'], 'reservation_id': 'r-app'},
+]
+PARTS = [
+    {'id': 'r-app', 'resource_type': 'virtual:instance', 'status': 'active',
+     'flavor_id': 'r-app', 'server_group_id': None, 'affinity': None},
+    {'id': 'r-fip', 'resource_type': 'virtual:floatingip',
+     'status': 'active', 'network_id': 'public',
+     'floatingips': ['172.24.4.10']},
+]
+PINNED = {
+    'heat_template_version': '2018-08-31',
+    'resources': {
+        'app': {'type': 'OS::Nova::Server',
+                'properties': {'flavor': 'r-app', 'image': 'cirros'}},
+        'ip': {'type': 'OS::Neutron::FloatingIP',
+               'external_id': 'fip-uuid'},
+    },
+}
+OUTPUTS = [{'output_key': 'ip', 'output_value': '172.24.4.10',
+            'description': 'the address'}]
+TAGS = ['climate', 'reservation:r1']
+
+
+def reservation(**extra):
+    return dict({'id': 'r1', 'stack_name': 'web', 'template': TEMPLATE,
+                 'parameters': {'key': 'k'}, 'environment': {},
+                 'needs': NEEDS, 'on_end': 'delete',
+                 'project_id': 'p1'}, **extra)
+
+
+def stack(status, reason='', tags=TAGS, name='web', sid='s-1'):
+    return {'id': sid, 'stack_name': name, 'stack_status': status,
+            'stack_status_reason': reason, 'tags': list(tags),
+            'outputs': OUTPUTS}
+
+
+def not_found():
+    return heat_exc.HTTPNotFound(json.dumps(
+        {'error': {'message': 'The Stack could not be found.'}}).encode())
+
+
+class Resource:
+    """A client resource: its answer behind ``to_dict``."""
+
+    def __init__(self, info):
+        self.info = dict(info)
+
+    def to_dict(self):
+        return dict(self.info)
+
+
+class ScriptedHeat:
+    """Heat with one stack (or none).  Every ``stacks.get`` first takes
+    the next step of ``script`` (a status, ``(status, reason)``, or None:
+    the stack is gone), then answers; an action sets the script to what
+    ``after[action]`` says."""
+
+    def __init__(self, current=None, script=(), **after):
+        self.current = current
+        self.script = list(script)
+        self.after = {'create': ['CREATE_IN_PROGRESS', 'CREATE_COMPLETE'],
+                      'delete': ['DELETE_IN_PROGRESS', 'DELETE_COMPLETE'],
+                      'suspend': ['SUSPEND_IN_PROGRESS', 'SUSPEND_COMPLETE'],
+                      'snapshot': ['IN_PROGRESS', 'COMPLETE']}
+        self.after.update(after)
+        self.snapshots = []
+        self.snapshot_script = []
+        self.calls = []
+        self.validate_error = None
+        self.stacks = self
+        self.actions = types.SimpleNamespace(suspend=self.suspend)
+
+    def _step(self):
+        if not self.script:
+            return
+        step = self.script.pop(0)
+        if step is None:
+            self.current = None
+            return
+        status, reason = step if isinstance(step, tuple) else (step, '')
+        self.current = dict(self.current, stack_status=status,
+                            stack_status_reason=reason)
+
+    def _known(self, ident):
+        cur = self.current
+        return cur is not None and ident in (
+            cur['stack_name'], cur['id'],
+            '%s/%s' % (cur['stack_name'], cur['id']))
+
+    # -- stacks ------------------------------------------------------------
+
+    def get(self, ident, resolve_outputs=True):
+        self.calls.append(('get', ident))
+        self._step()
+        if not self._known(ident):
+            raise not_found()
+        info = dict(self.current)
+        if not resolve_outputs:
+            info.pop('outputs')
+        return Resource(info)
+
+    def create(self, **fields):
+        self.calls.append(('create', fields))
+        self.current = stack('CREATE_IN_PROGRESS', sid='s-2',
+                             name=fields['stack_name'],
+                             tags=fields['tags'].split(','))
+        self.script = list(self.after['create'])
+        return {'stack': {'id': 's-2', 'links': []}}
+
+    def delete(self, ident):
+        self.calls.append(('delete', ident))
+        if not self._known(ident):
+            raise not_found()
+        self.script = list(self.after['delete'])
+
+    def suspend(self, ident):
+        self.calls.append(('suspend', ident))
+        self.script = list(self.after['suspend'])
+
+    def validate(self, **fields):
+        self.calls.append(('validate', fields))
+        if self.validate_error is not None:
+            raise self.validate_error
+        return {'Parameters': {}}
+
+    # -- snapshots ---------------------------------------------------------
+
+    def snapshot(self, ident, name=None):
+        self.calls.append(('snapshot', ident, name))
+        self.made_snapshots = getattr(self, 'made_snapshots', 0) + 1
+        snap = {'id': 'snap-%d' % self.made_snapshots, 'name': name,
+                'status': 'IN_PROGRESS', 'status_reason': ''}
+        self.snapshots.append(snap)
+        self.snapshot_script = list(self.after['snapshot'])
+        return dict(snap)
+
+    def snapshot_show(self, ident, snapshot_id):
+        self.calls.append(('snapshot_show', ident, snapshot_id))
+        [snap] = [s for s in self.snapshots if s['id'] == snapshot_id]
+        if self.snapshot_script:
+            step = self.snapshot_script.pop(0)
+            status, reason = step if isinstance(step, tuple) else (step, '')
+            snap.update(status=status, status_reason=reason)
+        return {'snapshot': dict(snap)}
+
+    def snapshot_list(self, ident):
+        self.calls.append(('snapshot_list', ident))
+        return {'snapshots': [dict(s) for s in self.snapshots]}
+
+    def snapshot_delete(self, ident, snapshot_id):
+        self.calls.append(('snapshot_delete', ident, snapshot_id))
+        self.snapshots = [s for s in self.snapshots
+                          if s['id'] != snapshot_id]
+
+    def made(self, kind):
+        return [call for call in self.calls if call[0] == kind]
+
+
+class FakeNeutron:
+    def __init__(self):
+        self.queries = []
+
+    def floatingips(self, **filters):
+        self.queries.append(filters)
+        if filters.get('floating_ip_address') != '172.24.4.10':
+            return []
+        return [{'id': 'fip-other', 'project_id': 'p9', 'tags': []},
+                {'id': 'fip-uuid', 'project_id': 'p1',
+                 'tags': ['climate', 'reservation:r-fip']}]
+
+
+@pytest.fixture
+def cloud(monkeypatch):
+    """``make(heat)``: the backend talking to ``heat``; the test reads
+    what it was asked through the returned namespace."""
+    monkeypatch.setattr(heat_backend, 'POLL_INTERVAL', 0)
+    seen = types.SimpleNamespace(sessions=[], service_projects=[],
+                                 neutron=FakeNeutron())
+
+    def make(heat):
+        def client(sess, conf=None, endpoint_override=None):
+            seen.sessions.append(sess)
+            return heat
+
+        def service_client(conf=None, project_id=None):
+            seen.service_projects.append(project_id)
+            return heat
+
+        monkeypatch.setattr(heat_clients, 'client', client)
+        monkeypatch.setattr(heat_clients, 'service_client', service_client)
+        monkeypatch.setattr(neutron_clients, 'service_client',
+                            lambda conf=None: seen.neutron)
+        conf = types.SimpleNamespace(
+            stacks=types.SimpleNamespace(stack_timeout=1))
+        seen.backend = heat_backend.HeatStackBackend(conf)
+        seen.heat = heat
+        return seen
+    return make
+
+
+def start(seen, **extra):
+    return seen.backend.start(reservation(**extra), 'p1', PARTS,
+                              lambda: 'user-session')
+
+
+# -- flavors --------------------------------------------------------------
+
+def test_flavors_are_every_nova_flavor_with_ephemeral_disk(monkeypatch):
+    asked = []
+
+    class Flavors:
+        def list(self, **kwargs):
+            asked.append(kwargs)
+            return [Resource({'id': '1', 'name': 'm1.tiny', 'vcpus': 1,
+                              'ram': 512, 'disk': 1,
+                              'OS-FLV-EXT-DATA:ephemeral': 0,
+                              'os-flavor-access:is_public': True}),
+                    Resource({'id': 'e', 'name': 'm1.eph', 'vcpus': 2,
+                              'ram': 1024, 'disk': 10,
+                              'OS-FLV-EXT-DATA:ephemeral': 5,
+                              'os-flavor-access:is_public': False}),
+                    Resource({'id': 'x', 'name': 'm1.tiny', 'vcpus': 8,
+                              'ram': 1, 'disk': 1,
+                              'os-flavor-access:is_public': False})]
+
+    monkeypatch.setattr(nova_clients, 'service_client', lambda conf=None:
+                        types.SimpleNamespace(flavors=Flavors()))
+    backend = heat_backend.HeatStackBackend(None)
+    assert backend.flavors() == {
+        'm1.tiny': {'id': '1', 'vcpus': 1, 'ram': 512, 'disk': 1},
+        'm1.eph': {'id': 'e', 'vcpus': 2, 'ram': 1024, 'disk': 15}}
+    assert asked == [{'is_public': None}]
+
+
+def test_a_nova_failure_listing_flavors_names_nova(monkeypatch):
+    class Flavors:
+        def list(self, **kwargs):
+            raise nova_exc.ClientException(500, 'boom')
+
+    monkeypatch.setattr(nova_clients, 'service_client', lambda conf=None:
+                        types.SimpleNamespace(flavors=Flavors()))
+    with pytest.raises(exceptions.CloudUnavailable, match='^Nova is '
+                       'unavailable: listing flavors'):
+        heat_backend.HeatStackBackend(None).flavors()
+
+
+# -- validate -------------------------------------------------------------
+
+def validate(seen):
+    seen.backend.validate(TEMPLATE, {'key': 'k'}, {'parameters': {}},
+                          lambda: 'user-session')
+
+
+def test_validate_asks_heat_as_the_user(cloud):
+    seen = cloud(ScriptedHeat())
+    validate(seen)
+    assert seen.sessions == ['user-session']
+    assert seen.heat.calls == [('validate', {
+        'template': TEMPLATE, 'parameters': {'key': 'k'},
+        'environment': {'parameters': {}}})]
+
+
+def test_heat_refusing_the_template_is_the_callers_400(cloud):
+    seen = cloud(ScriptedHeat())
+    seen.heat.validate_error = heat_exc.HTTPBadRequest(json.dumps({
+        'code': 400, 'title': 'Bad Request',
+        'error': {'type': 'StackValidationFailed',
+                  'message': 'Property error: app.properties.image: '
+                             'Error validating value \'nope\''}}).encode())
+    with pytest.raises(exceptions.InvalidInput) as caught:
+        validate(seen)
+    assert caught.value.kwargs['reason'] == (
+        'Heat refused the template: Property error: '
+        'app.properties.image: Error validating value \'nope\'')
+    assert caught.value.code == 400
+
+
+def test_a_400_whose_body_is_not_json_keeps_its_text(cloud):
+    seen = cloud(ScriptedHeat())
+    seen.heat.validate_error = heat_exc.HTTPBadRequest(b'bad template')
+    with pytest.raises(exceptions.InvalidInput,
+                       match='Heat refused the template: bad template'):
+        validate(seen)
+
+
+@pytest.mark.parametrize('error', [
+    heat_exc.HTTPInternalServerError(b'{"error": {"message": "db"}}'),
+    heat_exc.HTTPForbidden(b'{"error": {"message": "policy"}}'),
+    ks_exc.ConnectFailure('no route to host'),
+])
+def test_other_heat_errors_are_heat_unavailable(cloud, error):
+    seen = cloud(ScriptedHeat())
+    seen.heat.validate_error = error
+    with pytest.raises(exceptions.CloudUnavailable,
+                       match='^Heat is unavailable: validating the '
+                             'template: '):
+        validate(seen)
+
+
+# -- start ----------------------------------------------------------------
+
+def test_start_creates_the_pinned_stack_once_as_the_user(cloud):
+    seen = cloud(ScriptedHeat())
+    answer = start(seen)
+    [(_kind, fields)] = seen.heat.made('create')
+    assert fields == {'stack_name': 'web', 'template': PINNED,
+                      'parameters': {'key': 'k'}, 'environment': {},
+                      'timeout_mins': 1, 'tags': 'climate,reservation:r1',
+                      'disable_rollback': True}
+    assert seen.sessions == ['user-session']
+    assert seen.neutron.queries == [
+        {'floating_ip_address': '172.24.4.10'}]
+    assert answer == {'stack_id': 's-2', 'stack_status': 'CREATE_COMPLETE',
+                      'stack_status_reason': '', 'outputs': OUTPUTS}
+    # the reservation's own template is left as it was stored
+    assert reservation()['template'] is TEMPLATE
+    assert TEMPLATE['resources']['app']['properties']['flavor'] == \
+        'm1.small'
+
+
+def test_start_finds_a_complete_stack_and_makes_nothing(cloud):
+    seen = cloud(ScriptedHeat(stack('CREATE_COMPLETE')))
+    answer = start(seen)
+    assert seen.heat.made('create') == []
+    assert seen.heat.made('delete') == []
+    assert answer['stack_id'] == 's-1'
+    assert answer['stack_status'] == 'CREATE_COMPLETE'
+    assert answer['outputs'] == OUTPUTS
+
+
+def test_start_waits_for_a_create_in_progress(cloud):
+    seen = cloud(ScriptedHeat(stack('CREATE_IN_PROGRESS'), script=[
+        'CREATE_IN_PROGRESS', 'CREATE_IN_PROGRESS', 'CREATE_COMPLETE']))
+    assert start(seen)['stack_status'] == 'CREATE_COMPLETE'
+    assert seen.heat.made('create') == []
+
+
+def test_start_replaces_a_failed_stack(cloud):
+    seen = cloud(ScriptedHeat(stack('CREATE_FAILED', 'quota')))
+    answer = start(seen)
+    kinds = [call[0] for call in seen.heat.calls
+             if call[0] in ('delete', 'create')]
+    assert kinds == ['delete', 'create']
+    assert seen.heat.made('delete') == [('delete', 'web/s-1')]
+    assert answer['stack_id'] == 's-2'
+    assert answer['stack_status'] == 'CREATE_COMPLETE'
+
+
+def test_a_failing_create_is_heat_unavailable_with_heats_reason(cloud):
+    seen = cloud(ScriptedHeat(create=[
+        'CREATE_IN_PROGRESS',
+        ('CREATE_FAILED', 'Resource CREATE failed: No valid host')]))
+    with pytest.raises(exceptions.CloudUnavailable) as caught:
+        start(seen)
+    assert str(caught.value) == (
+        'Heat is unavailable: stack web CREATE_FAILED: Resource CREATE '
+        'failed: No valid host')
+    # the retry finds it failed and replaces it
+    seen.heat.after['create'] = ['CREATE_COMPLETE']
+    assert start(seen)['stack_status'] == 'CREATE_COMPLETE'
+    assert len(seen.heat.made('create')) == 2
+    assert len(seen.heat.made('delete')) == 1
+
+
+def test_a_stack_of_that_name_not_made_for_the_reservation_is_not_touched(
+        cloud):
+    seen = cloud(ScriptedHeat(stack('CREATE_COMPLETE', tags=['mine'])))
+    with pytest.raises(exceptions.CloudUnavailable,
+                       match='did not make for reservation r1'):
+        start(seen)
+    assert seen.heat.made('delete') == seen.heat.made('create') == []
+
+
+def test_a_create_that_never_ends_times_out(cloud, monkeypatch):
+    seen = cloud(ScriptedHeat(create=['CREATE_IN_PROGRESS']))
+    clock = iter(range(0, 10 ** 6, 7))
+    monkeypatch.setattr(heat_backend, 'time', types.SimpleNamespace(
+        monotonic=lambda: next(clock), sleep=lambda seconds: None))
+    with pytest.raises(exceptions.CloudUnavailable,
+                       match='creating stack web: still CREATE_IN_PROGRESS '
+                             'after 1 minute'):
+        start(seen)
+
+
+# -- end ------------------------------------------------------------------
+
+def end(seen, action, **extra):
+    return seen.backend.end(reservation(stack_id='s-1', **extra), 'p1',
+                            action)
+
+
+def test_end_delete_deletes_and_waits_until_gone(cloud):
+    seen = cloud(ScriptedHeat(stack('CREATE_COMPLETE'),
+                              delete=['DELETE_IN_PROGRESS', None]))
+    answer = end(seen, 'delete')
+    assert seen.service_projects == ['p1']
+    assert seen.sessions == []      # never the user's (trust) session
+    assert seen.heat.made('delete') == [('delete', 'web/s-1')]
+    assert seen.heat.current is None
+    assert answer == {'stack_id': 's-1', 'stack_status': 'DELETE_COMPLETE',
+                      'stack_status_reason': None, 'snapshot_id': None}
+
+
+def test_end_suspend_suspends(cloud):
+    seen = cloud(ScriptedHeat(stack('CREATE_COMPLETE')))
+    answer = end(seen, 'suspend')
+    assert seen.heat.made('suspend') == [('suspend', 'web/s-1')]
+    assert seen.heat.made('delete') == []
+    assert answer['stack_status'] == 'SUSPEND_COMPLETE'
+    # again: already suspended, nothing more asked
+    end(seen, 'suspend')
+    assert len(seen.heat.made('suspend')) == 1
+
+
+def test_end_snapshot_waits_for_the_snapshot_then_deletes(cloud):
+    seen = cloud(ScriptedHeat(stack('CREATE_COMPLETE')))
+    answer = end(seen, 'snapshot')
+    assert seen.heat.made('snapshot') == [
+        ('snapshot', 'web/s-1', 'reservation-r1')]
+    shows = seen.heat.made('snapshot_show')
+    assert len(shows) == 2          # IN_PROGRESS, then COMPLETE
+    kinds = [call[0] for call in seen.heat.calls]
+    assert kinds.index('delete') > kinds.index('snapshot_show')
+    assert answer['snapshot_id'] == 'snap-1'
+    assert answer['stack_status'] == 'DELETE_COMPLETE'
+
+
+def test_a_rerun_snapshot_finds_its_snapshot(cloud):
+    seen = cloud(ScriptedHeat(stack('SNAPSHOT_COMPLETE')))
+    seen.heat.snapshots = [{'id': 'snap-7', 'name': 'reservation-r1',
+                            'status': 'COMPLETE', 'status_reason': ''}]
+    assert end(seen, 'snapshot')['snapshot_id'] == 'snap-7'
+    assert seen.heat.made('snapshot') == []
+
+
+def test_a_failed_snapshot_is_heat_unavailable_then_made_again(cloud):
+    seen = cloud(ScriptedHeat(stack('CREATE_COMPLETE'), snapshot=[
+        ('FAILED', 'image upload failed')]))
+    with pytest.raises(exceptions.CloudUnavailable,
+                       match='snapshot reservation-r1 of stack web FAILED: '
+                             'image upload failed'):
+        end(seen, 'snapshot')
+    assert seen.heat.made('delete') == []
+    seen.heat.after['snapshot'] = ['COMPLETE']
+    assert end(seen, 'snapshot')['snapshot_id'] == 'snap-2'
+    assert seen.heat.made('snapshot_delete') == [
+        ('snapshot_delete', 'web/s-1', 'snap-1')]
+
+
+@pytest.mark.parametrize('action', ['delete', 'suspend', 'snapshot'])
+def test_end_of_a_stack_already_gone(cloud, action):
+    seen = cloud(ScriptedHeat(None))
+    answer = end(seen, action)
+    assert answer['stack_status'] == 'DELETE_COMPLETE'
+    assert [call[0] for call in seen.heat.calls] == ['get']
+
+
+def test_end_without_stack_id_finds_it_by_name_and_tag(cloud):
+    seen = cloud(ScriptedHeat(stack('CREATE_COMPLETE')))
+    answer = seen.backend.end(reservation(), 'p1', 'delete')
+    assert seen.heat.calls[0] == ('get', 'web')
+    assert answer['stack_id'] == 's-1'
+    other = cloud(ScriptedHeat(stack('CREATE_COMPLETE', tags=['mine'])))
+    other.backend.end(reservation(), 'p1', 'delete')
+    assert other.heat.made('delete') == []
+
+
+def test_a_failed_delete_is_heat_unavailable(cloud):
+    seen = cloud(ScriptedHeat(stack('CREATE_COMPLETE'), delete=[
+        'DELETE_IN_PROGRESS', ('DELETE_FAILED', 'port in use')]))
+    with pytest.raises(exceptions.CloudUnavailable,
+                       match='stack web DELETE_FAILED: port in use'):
+        end(seen, 'delete')
+
+
+def test_the_plugin_ends_with_the_leases_project(monkeypatch):
+    got = []
+
+    class Backend:
+        def end(self, reservation, project_id, action):
+            got.append((project_id, action))
+            return {}
+
+    @contextlib.contextmanager
+    def writer(ctx):
+        yield types.SimpleNamespace(get=lambda model, rid: None)
+
+    monkeypatch.setattr(stack_plugin.db_api, 'writer', writer)
+    plugin = stack_plugin.VirtualStackPlugin()
+    plugin._backend = Backend()
+    plugin.on_end(None, {'id': 'l1', 'project_id': 'p1'},
+                  {'id': 'r1', 'on_end': 'suspend'})
+    assert got == [('p1', 'suspend')]
+
+
+# -- the Heat client ------------------------------------------------------
+
+def test_the_service_client_acts_on_the_given_projects_stacks(monkeypatch):
+    conf = cfg.ConfigOpts()
+    clients_conf.register_opts(conf)
+    conf([])
+    asked = []
+
+    class Session:
+        def get_endpoint(self, **kwargs):
+            asked.append(kwargs)
+            return 'http://heat:8004/v1/service-project'
+
+    monkeypatch.setattr(keystone, 'service_session', lambda conf: Session())
+    heat = heat_clients.service_client(conf, project_id='p1')
+    assert heat.http_client.endpoint_override == 'http://heat:8004/v1/p1'
+    assert asked == [{'service_type': 'orchestration',
+                      'interface': 'public', 'region_name': None}]
+    assert heat_clients.service_client(conf).http_client.endpoint_override \
+        is None
+    assert heat_clients.project_endpoint('http://h/heat-api/v1/', 'p2') == \
+        'http://h/heat-api/v1/p2'

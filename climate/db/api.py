@@ -83,14 +83,27 @@ def supports_skip_locked():
     return False
 
 
+#: DB-API modules of MariaDB/MySQL drivers (``mysql+pymysql://``...).
+_MYSQL_DRIVERS = ('pymysql', 'MySQLdb', 'mysql')
+
+
 @sa.event.listens_for(sa.engine.Engine, 'connect')
-def _sqlite_pragmas(dbapi_conn, _record):
-    # WAL lets readers proceed while the event engine writes.
-    if type(dbapi_conn).__module__.startswith('sqlite3'):
-        cur = dbapi_conn.cursor()
+def _session_settings(dbapi_conn, _record):
+    module = type(dbapi_conn).__module__
+    cur = dbapi_conn.cursor()
+    if module.startswith('sqlite3'):
+        # WAL lets readers proceed while the event engine writes.
         cur.execute('PRAGMA journal_mode=WAL')
         cur.execute('PRAGMA busy_timeout=30000')
-        cur.close()
+    elif module.startswith(_MYSQL_DRIVERS):
+        # As PostgreSQL's default: each statement reads what is committed
+        # when it starts.  InnoDB's REPEATABLE READ answers a plain read
+        # from a snapshot taken before the lock the transaction waited for,
+        # and its locking reads lock every row and gap they scan, so two
+        # lease creates booking several kinds of provider deadlocked on
+        # rows neither of them wanted.
+        cur.execute('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED')
+    cur.close()
 
 
 @sa.event.listens_for(sa.engine.Engine, 'before_cursor_execute',

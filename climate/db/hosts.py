@@ -642,9 +642,7 @@ def lock_hosts(ctx, host_ids):
 def overlapping_hosts(ctx, host_ids, start, end, exclude_reservation=None):
     """Which of ``host_ids`` (locked by the caller, :func:`lock_hosts`)
     hold a booking of any class over ``[start, end)``, as committed now
-    (``climate.db.ledger.busy_providers``: a locking read on MariaDB,
-    where a plain SELECT would answer from the transaction's snapshot,
-    taken before the booker that held the lock committed)."""
+    (``climate.db.ledger.busy_providers``)."""
     if not host_ids:
         return set()
     with db_api.writer(ctx) as session:

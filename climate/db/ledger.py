@@ -27,9 +27,9 @@ two bookers never wait on each other in a cycle), reads the bookings of
 those providers overlapping the window in one query, re-checks the rule
 with the pure functions of ``climate.scheduling.capacity`` and inserts,
 or raises Conflict naming the provider, the class and the first instant
-that would exceed.  On MariaDB the read is a locking one (``LOCK IN SHARE
-MODE``): a plain read would answer from the transaction's snapshot, which
-may predate the commit of the booker that held the lock before us.  On
+that would exceed.  Transactions read committed (PostgreSQL's default,
+set on MariaDB's connections by ``climate.db.api``), so the read after
+the lock sees what the booker that held it before us committed.  On
 SQLite the transaction's write lock (``BEGIN IMMEDIATE``, see
 ``climate.db.api``) serializes writers and ``FOR UPDATE`` is not needed.
 
@@ -111,6 +111,9 @@ _OLDEST = datetime.datetime(1000, 1, 1)
 Request = collections.namedtuple('Request', 'provider_id resource_class '
                                  'amount')
 
+#: The unique index of inventories, by provider then class.
+_INV_KEY = 'uniq_ledger_inventories0provider0class'
+
 _INV_COLUMNS = (Inv.provider_id, Inv.resource_class, Inv.total, Inv.reserved,
                 Inv.allocation_ratio, Inv.min_unit, Inv.max_unit,
                 Inv.step_size)
@@ -173,16 +176,28 @@ def _by_provider(rows):
     return found
 
 
+def _locking(query):
+    """``query`` as a locking read of inventory rows by provider.
+
+    Through the ``(provider_id, resource_class)`` index on MariaDB: on a
+    small table its optimizer scans the whole table instead, and a locking
+    scan waits on (and takes) every row it passes, so bookers of different
+    providers queued and deadlocked on each other's rows."""
+    if not LOCKING:
+        return query
+    for dialect in ('mysql', 'mariadb'):
+        query = query.with_hint(Inv, 'FORCE INDEX (%s)' % _INV_KEY, dialect)
+    return query.with_for_update()
+
+
 def _lock(session, provider_ids):
     """Lock the inventory rows of ``provider_ids`` (provider, then class
     order) and return them: ``{provider: {class: Inventory}}``."""
     if not provider_ids:
         return {}
-    query = sa.select(*_INV_COLUMNS).where(
+    query = _locking(sa.select(*_INV_COLUMNS).where(
         Inv.provider_id.in_(sorted(set(provider_ids)))).order_by(
-        Inv.provider_id, Inv.resource_class)
-    if LOCKING:
-        query = query.with_for_update()
+        Inv.provider_id, Inv.resource_class))
     return _by_provider(session.execute(query))
 
 
@@ -197,10 +212,6 @@ def _booked(session, provider_ids, start, end, exclude_reservation=None):
         Book.start_date < end, Book.end_date > start)
     if exclude_reservation is not None:
         query = query.where(Book.reservation_id != exclude_reservation)
-    if LOCKING and session.get_bind().dialect.name == 'mysql':
-        # InnoDB's plain read answers from the transaction's snapshot;
-        # PostgreSQL's (read committed) from the statement's
-        query = query.with_for_update(read=True)
     booked = {}
     for provider, cls, b_start, b_end, amount in session.execute(query):
         booked.setdefault(provider, {}).setdefault(cls, []).append(
@@ -904,10 +915,8 @@ def set_inventory(session, provider_id, kind, inventories, now=None):
         raise exceptions.InvalidInput(
             reason='the %s inventory of provider %s has a total of 1' % (
                 WHOLE, provider_id))
-    query = sa.select(Inv).where(Inv.provider_id == provider_id).order_by(
-        Inv.resource_class)
-    if LOCKING:
-        query = query.with_for_update()
+    query = _locking(sa.select(Inv).where(
+        Inv.provider_id == provider_id).order_by(Inv.resource_class))
     current = session.execute(query).scalars().all()
     for row in current:
         if row.provider_kind != kind:
@@ -918,8 +927,6 @@ def set_inventory(session, provider_id, kind, inventories, now=None):
                       Book.resource_class, Book.amount, Book.start_date,
                       Book.end_date).where(Book.provider_id == provider_id,
                                            Book.end_date > now)
-    if LOCKING and session.get_bind().dialect.name == 'mysql':
-        query = query.with_for_update(read=True)
     rows = session.execute(query).all()
     whole = {(r.reservation_id, r.start_date, r.end_date): r.lease_id
              for r in rows if r.resource_class == WHOLE}

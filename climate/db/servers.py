@@ -103,8 +103,7 @@ def ensure(session, server_id):
 def holder(session, server_id, start, end, exclude_reservation=None):
     """The first booking holding the server over ``[start, end)`` (its
     own reservation's left out): ``(reservation_id, lease_id, start,
-    end)``, or None.  As committed now: a locking read on MariaDB, whose
-    plain read answers from the transaction's snapshot (``ledger.book``).
+    end)``, or None, as committed now (transactions read committed).
     """
     query = sa.select(Book.reservation_id, Book.lease_id, Book.start_date,
                       Book.end_date).where(
@@ -114,20 +113,15 @@ def holder(session, server_id, start, end, exclude_reservation=None):
                                         Book.reservation_id).limit(1)
     if exclude_reservation is not None:
         query = query.where(Book.reservation_id != exclude_reservation)
-    if ledger.LOCKING and session.get_bind().dialect.name == 'mysql':
-        query = query.with_for_update(read=True)
     row = session.execute(query).first()
     return None if row is None else tuple(row)
 
 
 def _project_of(session, lease_id):
-    """The project of a lease, as committed now (a locking read on
-    MariaDB: the holder's lease may have committed after this
-    transaction's snapshot)."""
+    """The project of a lease, as committed now (the holder's lease may
+    have committed after this transaction began)."""
     query = sa.select(models.Lease.project_id).where(
         models.Lease.id == lease_id)
-    if ledger.LOCKING and session.get_bind().dialect.name == 'mysql':
-        query = query.with_for_update(read=True)
     return session.execute(query).scalar()
 
 

@@ -1,5 +1,5 @@
 """Stacks are booked whole or not at all, and never overbook: 160
-competing ``virtual:stack`` lease creates from 8 threads on two
+competing ``virtual:stack`` lease creates from 20 threads on two
 managers, over random overlapping windows, each a template of a group of
 servers, a volume and sometimes a floating IP, on five small hosts, one
 volume pool and two addresses of the static inventories, leave no
@@ -30,7 +30,7 @@ HOST_FACTS = {'vcpus': 4, 'memory_mb': 4096, 'local_gb': 40}
 POOL = {'name': 'stacks@lvm#lvm', 'total_capacity_gb': 100}
 ADDRESSES = ['172.24.4.10', '172.24.4.11']
 NET = 'ext-net'
-THREADS = 8
+THREADS = 20
 REFUSAL = "the template's "
 
 
@@ -138,8 +138,6 @@ def test_competing_stack_reservations_are_whole_and_never_overbook(
 
     began = time.monotonic()
     bodies = _bodies(base, random.Random(31))
-    # 8 threads: with 20, a MariaDB create of three parts can lose its
-    # deadlock retries (5) and answer 500 -- a known issue, in the note
     outcomes = concurrency.run(cluster.url, create, bodies, threads=THREADS)
     took = time.monotonic() - began
     by_name = {body['name']: body for body in bodies}

@@ -161,9 +161,11 @@ def test_competing_volume_reservations_never_overbook_a_pool(
     first_round = [code for _name, code in outcomes]
 
     def more(extra):
-        # without the lock a race is likely, not certain: more rounds over
-        # the same windows, while none is overbooked yet
-        added = _bodies(base, random.Random(extra), prefix='more%d' % extra)
+        # without the lock a race is likely, not certain: more rounds,
+        # while none is overbooked yet, each over windows a year later
+        # (the first round's windows are full: no race left there)
+        later = base + datetime.timedelta(days=365 * (extra + 1))
+        added = _bodies(later, random.Random(extra), prefix='more%d' % extra)
         bodies.extend(added)
         outcomes.extend(concurrency.run(cluster.url, create, added))
 

@@ -49,6 +49,8 @@
 #                       and the .dist-info declaring its cinder.scheduler.filters entry point)
 #   CINDER_EXTRA_FILTERS  comma-separated filter class names appended to Cinder's
 #                       scheduler_default_filters (e.g. ClimateCinderFilter)
+#   HEAT_PLUGIN_DIRS    comma-separated directories of resource plugins heat-engine loads
+#                       (heat.conf plugin_dirs; e.g. climate/heat_plugin for OS::Climate::Lease)
 #   PUBLIC_CIDR         the external network "public" (flat, physnet "public"): its subnet
 #                       (default 203.0.113.0/24); Neutron's allocation pool is its first half
 #                       (.2 to .127), the rest is left for addresses registered to Climate
@@ -73,7 +75,7 @@ SETTINGS_FILE=$CLOUD_DIR/settings.env
 # Knobs that are saved by "configure" and reloaded by later commands.
 KNOBS="PYTHON CLIMATE_CLOUD_VENV PORT_OFFSET CLIMATE_API_PORT SERVICES COMPUTE_HOSTS FAKE_VCPUS
 FAKE_RAM_MB FAKE_DISK_GB NOVA_FILTER_PATH NOVA_EXTRA_FILTERS NOVA_ENABLED_FILTERS NOTIFY_DRIVER
-CINDER_BACKENDS_GB CINDER_FILTER_PATH CINDER_EXTRA_FILTERS PUBLIC_CIDR VLAN_RANGES
+CINDER_BACKENDS_GB CINDER_FILTER_PATH CINDER_EXTRA_FILTERS HEAT_PLUGIN_DIRS PUBLIC_CIDR VLAN_RANGES
 REGION DB_HOST DB_PORT DB_USER DB_PASSWORD DB_SOCKET DB_PREFIX RABBIT_HOST RABBIT_PORT RABBIT_USER
 RABBIT_PASSWORD RABBIT_VHOST ADMIN_PASSWORD SERVICE_PASSWORD DEMO_PASSWORD ALT_PASSWORD
 READER_PASSWORD WSGI_THREADS START_TIMEOUT"
@@ -102,6 +104,7 @@ NOTIFY_DRIVER=${NOTIFY_DRIVER:-noop}
 CINDER_BACKENDS_GB=${CINDER_BACKENDS_GB:-100 200}
 CINDER_FILTER_PATH=${CINDER_FILTER_PATH:-}
 CINDER_EXTRA_FILTERS=${CINDER_EXTRA_FILTERS:-}
+HEAT_PLUGIN_DIRS=${HEAT_PLUGIN_DIRS:-}
 PUBLIC_CIDR=${PUBLIC_CIDR:-203.0.113.0/24}
 VLAN_RANGES=${VLAN_RANGES:-physnet1:1000:1099}
 REGION=${REGION:-RegionOne}
@@ -484,6 +487,7 @@ stack_user_domain_name = heat
 stack_domain_admin = heat_domain_admin
 stack_domain_admin_password = $SERVICE_PASSWORD
 deferred_auth_method = trusts
+$([ -z "$HEAT_PLUGIN_DIRS" ] || echo "plugin_dirs = $HEAT_PLUGIN_DIRS")
 [heat_api]
 bind_host = $IP
 bind_port = $HEAT_PORT
@@ -798,7 +802,9 @@ define_services() {
   fi
   if enabled heat; then
     define_gunicorn heat-api "$HEAT_PORT" "$ETC/heat"
-    define heat-engine - "$ETC/heat" "$BIN/heat-engine" --config-file "$ETC/heat/heat.conf"
+    # a resource plugin that changed restarts heat-engine
+    define heat-engine - "$ETC/heat $(path_dirs "${HEAT_PLUGIN_DIRS//,/:}")" "$BIN/heat-engine" \
+      --config-file "$ETC/heat/heat.conf"
   fi
 }
 service_fingerprint() {

@@ -91,23 +91,33 @@ def _page_body(page, links=()):
     return body + '}'
 
 
-def _refuse_newer_fields(body):
+def _refuse_newer_fields(body, types_of=None):
     """A reservation field of a later microversion is refused as an
-    unknown one would be, with the version that has it."""
+    unknown one would be, with the version that has it.
+
+    :param types_of: for an update, whose changes carry reservation ids
+        and seldom a type: a callable answering ``{id: resource_type}`` of
+        the lease's reservations, called only when a field is in doubt.
+    """
     if microversion.of(pecan.request) >= PRECREATED_VERSION:
         return
+    known = None
     for res in body.get('reservations') or []:
-        if isinstance(res, dict) and \
-                res.get('resource_type') in NEWER_TYPES:
+        if not isinstance(res, dict) or \
+                not any(field in res for field in PRECREATED_FIELDS):
+            continue
+        rtype = res.get('resource_type')
+        if rtype is None and types_of is not None:
+            known = types_of() if known is None else known
+            rtype = known.get(res.get('id'))
+        if rtype in NEWER_TYPES:
             continue  # a new type: its fields (on_end) at any version
-        for field in PRECREATED_FIELDS:
-            if isinstance(res, dict) and field in res:
-                raise exceptions.InvalidInput(
-                    reason='%s needs microversion %s or later (send '
-                           '"OpenStack-API-Version: %s %s")' % (
-                               field, PRECREATED_VERSION,
-                               microversion.SERVICE_TYPE,
-                               PRECREATED_VERSION))
+        field = next(f for f in PRECREATED_FIELDS if f in res)
+        raise exceptions.InvalidInput(
+            reason='%s needs microversion %s or later (send '
+                   '"OpenStack-API-Version: %s %s")' % (
+                       field, PRECREATED_VERSION,
+                       microversion.SERVICE_TYPE, PRECREATED_VERSION))
 
 
 def _refuse_on_collection(lease_id):
@@ -155,7 +165,9 @@ class LeasesController(rest.RestController):
         ctx = pecan.request.context
         policy.authorize(ctx, 'climate:leases:update')
         body = types.parse(pecan.request, types.LeaseUpdate)
-        _refuse_newer_fields(body)
+        _refuse_newer_fields(body, lambda: {
+            res['id']: res['resource_type'] for res in
+            pecan.request.rpcapi.get_lease(ctx, lease_id)['reservations']})
         return {'lease': pecan.request.rpcapi.update_lease(ctx, lease_id,
                                                            body)}
 

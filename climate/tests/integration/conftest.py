@@ -185,6 +185,8 @@ def cloud():
     os.environ.setdefault('CINDER_FILTER_PATH', str(REPO / 'climate' / 'cinder_filter'))
     os.environ.setdefault('CINDER_EXTRA_FILTERS', 'ClimateCinderFilter')
     os.environ.setdefault('CINDER_BACKENDS_GB', '100 200')
+    # and heat-engine Climate's resource plugin (OS::Climate::Lease)
+    os.environ.setdefault('HEAT_PLUGIN_DIRS', str(REPO / 'climate' / 'heat_plugin'))
     _harness_or_fail('up', timeout=UP_TIMEOUT)
     elapsed = time.monotonic() - started
     info = json.loads(_harness_or_fail('json', timeout=60))

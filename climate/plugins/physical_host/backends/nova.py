@@ -39,6 +39,7 @@ from keystoneauth1 import exceptions as ks_exc
 from novaclient import exceptions as nova_exc
 from oslo_log import log as logging
 
+from climate.clients import calls as cloud_calls
 from climate.clients import nova as nova_clients
 from climate import exceptions
 from climate.plugins.physical_host.backends import base
@@ -70,27 +71,16 @@ def _name(host):
 
 
 def _unavailable(exc, doing):
-    return exceptions.CloudUnavailable(
-        service='Nova', reason='%s: %s' % (doing, exc or type(exc).__name__))
+    return cloud_calls.unavailable('Nova', doing, exc)
 
 
-class _Calls:
+class _Calls(cloud_calls.CloudCalls):
     """Context manager turning Nova and transport errors into
     CloudUnavailable, naming what was being done."""
 
-    def __init__(self, doing):
-        self.doing = doing
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, exc_type, exc, tb):
-        if exc is None or isinstance(exc, exceptions.ClimateException):
-            return False
-        if isinstance(exc, (nova_exc.ClientException,
-                            ks_exc.ClientException)):
-            raise _unavailable(exc, self.doing) from exc
-        return False
+    def __init__(self, doing, service='Nova'):
+        super().__init__(doing, service, (nova_exc.ClientException,
+                                          ks_exc.ClientException))
 
 
 class NovaBackend(base.InventoryBackend):

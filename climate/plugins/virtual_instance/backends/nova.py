@@ -86,6 +86,7 @@ from novaclient import api_versions
 from novaclient import exceptions as nova_exc
 from oslo_log import log as logging
 
+from climate.clients import calls as cloud_calls
 from climate.clients import nova as nova_clients
 from climate.clients import placement as placement_clients
 from climate import exceptions
@@ -150,32 +151,19 @@ def _affinity(value):
     return text in ('true', '1', 'yes', 'on', 't', 'y')
 
 
-def _unavailable(service, doing, exc):
-    return exceptions.CloudUnavailable(
-        service=service, reason='%s: %s' % (doing, exc or
-                                            type(exc).__name__))
+#: Placement's errors name Placement; Nova's and transport errors the
+#: service the call gives.
+_CLOUD_ERRORS = {placement_clients.PlacementError: 'Placement',
+                 nova_exc.ClientException: None,
+                 ks_exc.ClientException: None}
 
 
-class _Calls:
+class _Calls(cloud_calls.CloudCalls):
     """Context manager turning Nova, Placement and transport errors into
     CloudUnavailable, naming what was being done."""
 
     def __init__(self, doing, service='Nova'):
-        self.doing = doing
-        self.service = service
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, exc_type, exc, tb):
-        if exc is None or isinstance(exc, exceptions.ClimateException):
-            return False
-        if isinstance(exc, placement_clients.PlacementError):
-            raise _unavailable('Placement', self.doing, exc) from exc
-        if isinstance(exc, (nova_exc.ClientException,
-                            ks_exc.ClientException)):
-            raise _unavailable(self.service, self.doing, exc) from exc
-        return False
+        super().__init__(doing, service, _CLOUD_ERRORS)
 
 
 def _field(obj, key, default):

@@ -58,6 +58,7 @@ from keystoneauth1 import exceptions as ks_exc
 from novaclient import exceptions as nova_exc
 from oslo_log import log as logging
 
+from climate.clients import calls as cloud_calls
 from climate.clients import heat as heat_clients
 from climate.clients import neutron as neutron_clients
 from climate.clients import nova as nova_clients
@@ -110,23 +111,12 @@ _CLOUD_ERRORS = (heat_exc.BaseException, nova_exc.ClientException,
                  ks_exc.ClientException, neutron_clients.NeutronError)
 
 
-class _Calls:
+class _Calls(cloud_calls.CloudCalls):
     """Context manager turning Heat, Nova, Neutron and transport errors
     into CloudUnavailable naming ``service`` and what was being done."""
 
     def __init__(self, doing, service='Heat'):
-        self.doing = doing
-        self.service = service
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, exc_type, exc, tb):
-        if exc is None or not isinstance(exc, _CLOUD_ERRORS):
-            return False
-        raise exceptions.CloudUnavailable(
-            service=self.service,
-            reason='%s: %s' % (self.doing, _message(exc))) from exc
+        super().__init__(doing, service, _CLOUD_ERRORS, message=_message)
 
 
 def _not_found(exc):

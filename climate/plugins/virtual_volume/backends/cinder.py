@@ -62,6 +62,7 @@ from keystoneauth1 import exceptions as ks_exc
 from novaclient import exceptions as nova_exc
 from oslo_log import log as logging
 
+from climate.clients import calls as cloud_calls
 from climate.clients import cinder as cinder_clients
 from climate import exceptions
 from climate.plugins.virtual_volume.backends import base
@@ -100,30 +101,13 @@ def image_name(reservation_id, volume_id):
     return '%s%s-%s' % (IMAGE_PREFIX, reservation_id, volume_id)
 
 
-def _unavailable(doing, exc, service='Cinder'):
-    return exceptions.CloudUnavailable(
-        service=service, reason='%s: %s' % (doing, exc or
-                                            type(exc).__name__))
-
-
-class _Calls:
+class _Calls(cloud_calls.CloudCalls):
     """Turns Cinder, Nova and transport errors into CloudUnavailable."""
 
     def __init__(self, doing, service='Cinder'):
-        self.doing = doing
-        self.service = service
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, exc_type, exc, tb):
-        if exc is None or isinstance(exc, exceptions.ClimateException):
-            return False
-        if isinstance(exc, (cinder_exc.ClientException,
-                            nova_exc.ClientException,
-                            ks_exc.ClientException)):
-            raise _unavailable(self.doing, exc, self.service) from exc
-        return False
+        super().__init__(doing, service, (cinder_exc.ClientException,
+                                          nova_exc.ClientException,
+                                          ks_exc.ClientException))
 
 
 def _info(obj):

@@ -317,7 +317,7 @@ class LeaseService:
                 plugin = self.plugins.get(res.resource_type)
                 checked[res_id] = plugin.validate_change(
                     dict(res.params or {}), change)
-                plugin.check(ctx, checked[res_id])
+                plugin.check(ctx, checked[res_id], dict(res.params or {}))
             # reservations whose parts are booked anew (a new template)
             rebooked = {res_id for res_id, params in checked.items()
                         if self.plugins.get(by_id[res_id].resource_type)

@@ -106,12 +106,15 @@ class ResourcePlugin(abc.ABC):
         unchanged."""
         return params
 
-    def check(self, ctx, params):
+    def check(self, ctx, params, current=None):
         """Checks of a request that need its caller (``ctx``, with its
         Keystone token when there is one), run after :meth:`validate` or
         :meth:`validate_change` and before anything is written: a cloud
         service asked as the user (Heat validating a stack's template).
         Default: nothing.
+
+        :param current: on an update, the reservation's stored parameters
+            (what the service checked already), else None.
 
         :raises climate.exceptions.InvalidInput: with the service's
             reason.

@@ -52,6 +52,11 @@ class RecordingStackBackend(static.StaticStackBackend):
         super().__init__(conf)
         self.calls = []
 
+    def validate(self, template, parameters, environment, user_session):
+        self.calls.append(('validate', parameters))
+        return super().validate(template, parameters, environment,
+                                user_session)
+
     def start(self, reservation, project_id, parts, user_session):
         self.calls.append(('start', reservation['id'], sorted(
             (p['resource_type'], p['status']) for p in parts)))
@@ -234,10 +239,11 @@ def test_parts_start_first_and_end_last(env):
                  end=fixtures.iso(3))
     owner, parts = split(made)
     found = base.wait_status(env, made['id'], 'TERMINATED', timeout=20)
-    assert env.backend.calls[0] == ('start', owner['id'], [
+    acted = [c for c in env.backend.calls if c[0] != 'validate']
+    assert acted[0] == ('start', owner['id'], [
         ('virtual:floatingip', 'active'), ('virtual:instance', 'active'),
         ('virtual:volume', 'active')])
-    assert env.backend.calls[1] == ('end', owner['id'], 'suspend')
+    assert acted[1] == ('end', owner['id'], 'suspend')
     owner, _parts = split(found)
     assert owner['stack_id'] and owner['stack_status'] == 'SUSPEND_COMPLETE'
     assert all(r['status'] == 'deleted' for r in found['reservations'])
@@ -289,11 +295,16 @@ def test_a_new_template_rebooks_the_parts_or_changes_nothing(env):
     assert booked[new_parts['virtual:instance']['id']]['MEMORY_MB'] == 4096
     # the stored listing follows
     assert by_id(base.get(env, made['id'])) == by_id(resp.json['lease'])
-    # a change that needs the same parts keeps them
+    # each new set of parameters was validated (as the caller, with Heat)
+    validated = [c for c in env.backend.calls if c[0] == 'validate']
+    assert validated == [('validate', {'web_count': n}) for n in (1, 3, 2)]
+    # a change that needs the same parts keeps them, and the template,
+    # unchanged, is not sent to Heat again
     resp = env.request('PUT', '/v1/leases/' + made['id'], body={
         'reservations': [{'id': owner['id'], 'on_end': 'snapshot'}]},
         version='1.4')
     assert resp.status_int == 200, resp.text
+    assert [c for c in env.backend.calls if c[0] == 'validate'] == validated
     same_owner, same_parts = split(resp.json['lease'])
     assert same_owner['on_end'] == 'snapshot'
     assert {p['id'] for p in same_parts.values()} == {

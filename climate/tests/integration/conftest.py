@@ -13,6 +13,13 @@ hypervisors, Glance, Neutron API, Cinder, Heat, on the machine's MariaDB and Rab
   from Cinder, floating IPs and networks in Neutron) and its parsed options.
 - ``climate_services`` (session): database migrated, ``climate-api`` and
   ``climate-manager`` running as subprocesses of their own, stopped by PID at the end.
+- ``api``: Climate's API at ``climate_services``'s URL (``identity.Api``), called with a
+  user's token.
+- ``tokens``: Keystone tokens of the harness's users by name (``tokens['demo']``): admin's
+  and demo's fetched when the test starts, another user's (alt, reader, climate) on first use.
+- ``compute``: Nova as the harness's admin and users see it (``compute.Compute``).
+- ``neutron``: Neutron's networking API as they see it
+  (``test_floatingip_reservations.Neutron``).
 
 These tests only run when asked: ``CLIMATE_INTEGRATION=1`` (``tox -e integration``) or a
 path under ``climate/tests/integration`` on the pytest command line. Knobs: see
@@ -454,6 +461,52 @@ def climate_services(cloud, climate_config, climate_db, tmp_path_factory):
 
 #: The climate services of the session, while they run.
 _RUNNING = []
+
+
+# ---------------------------------------------------------------------------------------------
+# what the test modules share
+# ---------------------------------------------------------------------------------------------
+
+@pytest.fixture
+def api(climate_services):
+    """Climate's API under test, called with a user's token."""
+    from climate.tests.integration.identity import Api
+    return Api(climate_services.url)
+
+
+class Tokens(dict):
+    """Keystone tokens of the cloud's users by name, each fetched once, when first asked
+    for (``KeyError`` for a user the harness does not have)."""
+
+    def __init__(self, cloud, *now):
+        super().__init__()
+        self.cloud = cloud
+        for who in now:
+            self[who] = cloud.session(who).get_token()
+
+    def __missing__(self, who):
+        token = self[who] = self.cloud.session(who).get_token()
+        return token
+
+
+@pytest.fixture
+def tokens(cloud):
+    """Tokens of the harness's users: admin's and demo's at once, the others' on first use."""
+    return Tokens(cloud, 'admin', 'demo')
+
+
+@pytest.fixture
+def compute(cloud):
+    """Nova as the harness's admin and users see it."""
+    from climate.tests.integration import compute as compute_mod
+    return compute_mod.Compute(cloud)
+
+
+@pytest.fixture
+def neutron(cloud):
+    """Neutron's networking API as the harness's admin and users see it."""
+    from climate.tests.integration.test_floatingip_reservations import Neutron
+    return Neutron(cloud)
 
 
 @pytest.hookimpl(wrapper=True)

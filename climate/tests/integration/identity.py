@@ -181,8 +181,3 @@ def keystone_admin(cloud):
         yield ks
     finally:
         ks.cleanup()
-
-
-@pytest.fixture
-def api(climate_services):
-    return Api(climate_services.url)

@@ -32,7 +32,6 @@ import os
 import subprocess
 import time
 
-import pytest
 from keystoneauth1 import adapter
 
 from climate.tests.functional import procs
@@ -49,18 +48,6 @@ FREE = ['203.0.113.%d' % n for n in (200, 201, 202, 203)]
 IN_POOL = '203.0.113.10'
 GATEWAY = '203.0.113.1'
 OUTSIDE = '198.51.100.7'
-
-
-@pytest.fixture
-def api(climate_services):
-    from climate.tests.integration.identity import Api
-    return Api(climate_services.url)
-
-
-@pytest.fixture
-def tokens(cloud):
-    return {who: cloud.session(who).get_token()
-            for who in ('admin', 'demo')}
 
 
 class Neutron:
@@ -125,11 +112,6 @@ class Neutron:
                   router['id'], {'subnet_id': subnet['id']})
         return self.call(user, 'POST', '/ports', {'port': {
             'network_id': net['id'], 'name': 'climate-it-fip-port'}})['port']
-
-
-@pytest.fixture
-def neutron(cloud):
-    return Neutron(cloud)
 
 
 def register(api, token, network_id, address):

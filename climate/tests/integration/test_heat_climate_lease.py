@@ -15,8 +15,6 @@ and its server.
 
 import datetime
 
-import pytest
-
 from climate.tests.functional.procs import wait_for
 from climate.tests.integration import compute as compute_mod
 from climate.tests.integration.test_floatingip_reservations import FREE
@@ -33,22 +31,6 @@ from climate.tests.integration.test_instance_reservations import \
     register_hosts
 
 WAIT = compute_mod.WAIT
-
-
-@pytest.fixture
-def api(climate_services):
-    from climate.tests.integration.identity import Api
-    return Api(climate_services.url)
-
-
-@pytest.fixture
-def tokens(cloud):
-    return {who: cloud.session(who).get_token() for who in ('admin', 'demo')}
-
-
-@pytest.fixture
-def compute(cloud):
-    return compute_mod.Compute(cloud)
 
 
 def _at(minutes):

@@ -13,32 +13,12 @@ Climate runs with ``[hosts] inventory = nova``; nova-scheduler runs
 
 import time
 
-import pytest
-
-from climate.tests.integration import compute as compute_mod
 from climate.tests.functional.procs import wait_for
 from climate.tests.integration.conftest import harness
-from climate.tests.integration.identity import Api
 from climate.tests.integration.identity import assert_error
 from climate.tests.integration.identity import iso_in
 
 LEASE_SECONDS = 40
-
-
-@pytest.fixture
-def compute(cloud):
-    return compute_mod.Compute(cloud)
-
-
-@pytest.fixture
-def api(climate_services):
-    return Api(climate_services.url)
-
-
-@pytest.fixture
-def tokens(cloud):
-    return {who: cloud.session(who).get_token()
-            for who in ('admin', 'demo', 'alt')}
 
 
 def register(api, token, names):

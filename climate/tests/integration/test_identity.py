@@ -24,7 +24,6 @@ from keystoneauth1 import adapter
 from keystoneauth1 import session as ks_session
 from keystoneauth1.identity import v3
 
-from climate.tests.integration.identity import api  # noqa: F401 - fixture
 from climate.tests.integration.identity import assert_error
 from climate.tests.integration.identity import keystone_admin  # noqa: F401
 

@@ -421,18 +421,6 @@ def test_placement_errors_are_cloud_unavailable(cloud, conf, facts):
 
 # -- through Climate's API -----------------------------------------------------
 
-@pytest.fixture
-def api(climate_services):
-    from climate.tests.integration.identity import Api
-    return Api(climate_services.url)
-
-
-@pytest.fixture
-def tokens(cloud):
-    return {who: cloud.session(who).get_token()
-            for who in ('admin', 'demo', 'alt')}
-
-
 def register_hosts(api, token, names):
     for name in names:
         resp = api.call('POST', '/v1/os-hosts', token, {'name': name})

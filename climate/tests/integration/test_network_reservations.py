@@ -13,23 +13,11 @@ the reservation reports nothing left behind.
 import json
 
 from keystoneauth1 import adapter
-import pytest
 
 from climate.tests.integration.identity import iso_in
 
 #: Seconds from a lease's create to its start.
 LEAD = 6
-
-
-@pytest.fixture
-def api(climate_services):
-    from climate.tests.integration.identity import Api
-    return Api(climate_services.url)
-
-
-@pytest.fixture
-def tokens(cloud):
-    return {who: cloud.session(who).get_token() for who in ('admin', 'demo')}
 
 
 def neutron(cloud, who):

@@ -15,11 +15,6 @@ from climate.tests.integration import compute as compute_mod
 
 
 @pytest.fixture
-def compute(cloud):
-    return compute_mod.Compute(cloud)
-
-
-@pytest.fixture
 def backend(climate_config):
     return nova_backend.NovaBackend(
         compute_mod.backend_conf(climate_config, inventory='nova'))

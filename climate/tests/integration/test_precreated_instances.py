@@ -24,7 +24,7 @@ from climate.tests.functional.procs import wait_for
 from climate.tests.integration import compute as compute_mod
 from climate.tests.integration.identity import iso_in
 from climate.tests.integration.test_instance_reservations import (  # noqa
-    Compute, api, clean_placement, conf, placement, register_hosts, tokens)
+    Compute, clean_placement, conf, placement, register_hosts)
 
 WAIT = compute_mod.WAIT
 VERSION = '1.4'

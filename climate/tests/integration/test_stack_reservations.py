@@ -15,14 +15,11 @@ written.
 
 import time
 
-import pytest
-
 from climate.tests.functional.procs import wait_for
 from climate.tests.integration import compute as compute_mod
 from climate.tests.integration.identity import assert_error
 from climate.tests.integration.identity import iso_in
 from climate.tests.integration.test_floatingip_reservations import FREE
-from climate.tests.integration.test_floatingip_reservations import Neutron
 from climate.tests.integration.test_floatingip_reservations import registered
 from climate.tests.integration.test_instance_reservations import Heat
 from climate.tests.integration.test_instance_reservations import \
@@ -39,27 +36,6 @@ from climate.tests.integration.test_volume_reservations import \
     pools  # noqa: F401
 
 WAIT = compute_mod.WAIT
-
-
-@pytest.fixture
-def api(climate_services):
-    from climate.tests.integration.identity import Api
-    return Api(climate_services.url)
-
-
-@pytest.fixture
-def tokens(cloud):
-    return {who: cloud.session(who).get_token() for who in ('admin', 'demo')}
-
-
-@pytest.fixture
-def compute(cloud):
-    return compute_mod.Compute(cloud)
-
-
-@pytest.fixture
-def neutron(cloud):
-    return Neutron(cloud)
 
 
 def template(public_id, flavor, image):

@@ -19,7 +19,6 @@ from keystoneauth1.identity import v3
 
 from climate.clients import keystone
 from climate import states
-from climate.tests.integration.identity import api  # noqa: F401 - fixture
 from climate.tests.integration.identity import assert_error
 from climate.tests.integration.identity import iso_in
 from climate.tests.integration.identity import keystone_admin  # noqa: F401

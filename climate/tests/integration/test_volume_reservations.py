@@ -41,18 +41,6 @@ def _fake(n):
     return f'#fake{n}'
 
 
-@pytest.fixture
-def api(climate_services):
-    from climate.tests.integration.identity import Api
-    return Api(climate_services.url)
-
-
-@pytest.fixture
-def tokens(cloud):
-    return {who: cloud.session(who).get_token()
-            for who in ('admin', 'demo', 'alt')}
-
-
 class Cinder:
     """Cinder as the harness's users see it."""
 

@@ -581,6 +581,18 @@ def _minute(offset_seconds=0):
     return when.strftime('%Y-%m-%d %H:%M')
 
 
+def _this_minute(margin=25):
+    """The current minute, as Heat's Blazar resources write a start of
+    "now"; first waits for the next minute when fewer than ``margin``
+    seconds are left in this one: Blazar (and Climate) refuse a start in
+    a minute that is over by the time the stack's lease is created."""
+    import datetime
+    second = datetime.datetime.now(datetime.timezone.utc).second
+    if second > 60 - margin:
+        time.sleep(60.5 - second)
+    return _minute()
+
+
 
 def test_members_see_the_pool_not_the_hosts(cloud, api, tokens):
     """Heat's OS::Blazar::Lease validates every lease, of any resource
@@ -607,7 +619,8 @@ def test_heat_lease_and_server(request, cloud, api, tokens, compute,
     t0 = time.monotonic()
     register_hosts(api, tokens['admin'], cloud.info['compute_hosts'][:3])
     heat = Heat(cloud, 'demo')
-    resp = heat.create('instances', heat_template(_minute(), _minute(600)))
+    resp = heat.create('instances', heat_template(_this_minute(),
+                                                          _minute(600)))
     assert resp.status_code == 201, resp.text
     request.addfinalizer(lambda: heat.delete('instances'))
     stack = heat.settled('instances')
@@ -690,7 +703,7 @@ def test_heat_blazar_host_lease_and_server(request, cloud, api, tokens,
     register_hosts(api, tokens['admin'], cloud.info['compute_hosts'][1:2])
     heat = Heat(cloud, 'admin')
     resp = heat.create('hosts', blazar_host_template(
-        host, compute.flavor, _minute(), _minute(600)))
+        host, compute.flavor, _this_minute(), _minute(600)))
     assert resp.status_code == 201, resp.text
     request.addfinalizer(lambda: heat.delete('hosts'))
     stack = heat.settled('hosts')

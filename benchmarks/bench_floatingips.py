@@ -212,7 +212,8 @@ class Seeder:
                    missing_resources=False, resources_changed=False,
                    created_at=self.now, updated_at=None)
         lease['body'] = json.dumps(views.lease(types.SimpleNamespace(
-            reservations=[types.SimpleNamespace(**res)], events=[],
+            reservations=[types.SimpleNamespace(**dict(
+                {'part_of': None}, **res))], events=[],
             **lease)))
         self.lrows.append(lease)
         self.rrows.append(res)

@@ -232,7 +232,8 @@ def populate(db, seed=1):
                    missing_resources=False, resources_changed=False,
                    created_at=now, updated_at=None)
         lease['body'] = json.dumps(views.lease(types.SimpleNamespace(
-            reservations=[types.SimpleNamespace(**res)], events=[],
+            reservations=[types.SimpleNamespace(**dict(
+                {'part_of': None}, **res))], events=[],
             **lease)))
         lrows.append(lease)
         rrows.append(res)

@@ -111,9 +111,6 @@ _OLDEST = datetime.datetime(1000, 1, 1)
 Request = collections.namedtuple('Request', 'provider_id resource_class '
                                  'amount')
 
-#: The unique index of inventories, by provider then class.
-_INV_KEY = 'uniq_ledger_inventories0provider0class'
-
 _INV_COLUMNS = (Inv.provider_id, Inv.resource_class, Inv.total, Inv.reserved,
                 Inv.allocation_ratio, Inv.min_unit, Inv.max_unit,
                 Inv.step_size)
@@ -186,7 +183,8 @@ def _locking(query):
     if not LOCKING:
         return query
     for dialect in ('mysql', 'mariadb'):
-        query = query.with_hint(Inv, 'FORCE INDEX (%s)' % _INV_KEY, dialect)
+        query = query.with_hint(Inv, 'FORCE INDEX (%s)' %
+                                models.LEDGER_INVENTORY_KEY, dialect)
     return query.with_for_update()
 
 

@@ -402,6 +402,11 @@ LEDGER_KEY = sa.String(255).with_variant(
 ).with_variant(postgresql.VARCHAR(255, collation='C'), 'postgresql')
 
 
+#: The unique index of ledger inventories, by provider then class (the
+#: ledger's locking reads name it).
+LEDGER_INVENTORY_KEY = 'uniq_ledger_inventories0provider0class'
+
+
 class LedgerInventory(TimestampMixin, Base):
     """How much of one resource class a provider has (Placement's
     inventory); its row is the lock a booking on it takes."""
@@ -409,7 +414,7 @@ class LedgerInventory(TimestampMixin, Base):
     __tablename__ = 'ledger_inventories'
     __table_args__ = (
         sa.UniqueConstraint('provider_id', 'resource_class',
-                            name='uniq_ledger_inventories0provider0class'),
+                            name=LEDGER_INVENTORY_KEY),
         # the search: providers of a kind in id order
         sa.Index('ix_ledger_inventories_kind_provider', 'provider_kind',
                  'provider_id', 'resource_class'),

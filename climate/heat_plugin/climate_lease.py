@@ -258,7 +258,9 @@ class ClimateLease(resource.Resource):
         self.data_set('requested', json.dumps(requested))
         return lease['id']
 
-    def _settled(self, want_active):
+    def _settled(self, until_active):
+        """Whether Climate is done with the lease (not busy; not PENDING
+        either when ``until_active``); a lease in ERROR raises."""
         lease = self._lease()
         if lease['status'] == 'ERROR':
             raise exception.ResourceInError(
@@ -266,13 +268,12 @@ class ClimateLease(resource.Resource):
                 status_reason=lease.get('status_reason') or '')
         if lease['status'] in BUSY:
             return False
-        return lease['status'] != 'PENDING' or not want_active(lease)
+        return lease['status'] != 'PENDING' or not until_active
 
     def check_create_complete(self, lease_id):
         # a lease starting now is usable once active: wait for that, so
         # that a server on its flavor is not refused by Nova meanwhile
-        return self._settled(lambda lease: self.properties[
-            self.START_DATE] == 'now')
+        return self._settled(self.properties[self.START_DATE] == 'now')
 
     def needs_replace_with_prop_diff(self, changed_properties_set,
                                      after_props, before_props):
@@ -305,7 +306,7 @@ class ClimateLease(resource.Resource):
             self.data_set('requested', json.dumps(requested))
 
     def check_update_complete(self, _result):
-        return self._settled(lambda lease: False)
+        return self._settled(False)
 
     def handle_delete(self):
         if self.resource_id is None:

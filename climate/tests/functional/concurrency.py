@@ -36,11 +36,23 @@ THREADS = 20
 #: Seconds for one round of creates (and its checks' queries: fast).
 DEADLINE = 120
 
+#: Seconds the unlocked ledger waits between its check and its insert.
+UNLOCKED_PAUSE = 0.02
+
 UNLOCK = """\
-# test only: the ledger of this process books without its lock
+# test only: the ledger of this process books without its lock, and
+# pauses between its check and its insert so that competing bookers race
+# (read committed, MariaDB's as PostgreSQL's, leaves a window too narrow
+# to be hit reliably otherwise)
+import time
 import climate.db.ledger
 climate.db.ledger.LOCKING = False
-"""
+_insert = climate.db.ledger._insert
+def _insert_later(*args, **kwargs):
+    time.sleep(%r)
+    return _insert(*args, **kwargs)
+climate.db.ledger._insert = _insert_later
+""" % UNLOCKED_PAUSE
 
 #: One ledger booking of a lease (:func:`holdings`).
 Booking = collections.namedtuple('Booking', 'reservation provider cls amount '

@@ -11,6 +11,7 @@ import random
 
 import pytest
 
+from climate.tests.functional import concurrency
 from climate.tests.functional import ledger_sweep
 from climate.tests.functional import procs
 from climate.tests.functional import test_host_allocation as contention
@@ -20,21 +21,6 @@ CREATES = 260
 MOVES = 40
 THREADS = 20
 HOST_FACTS = {'vcpus': 16, 'memory_mb': 65536, 'local_gb': 400}
-
-UNLOCK = """\
-# test only: the ledger of this process books without its lock, and
-# pauses between its check and its insert so that competing bookers race
-# (read committed, MariaDB's as PostgreSQL's, leaves a narrow window)
-import time
-import climate.db.ledger
-climate.db.ledger.LOCKING = False
-_insert = climate.db.ledger._insert
-def _insert_later(*args, **kwargs):
-    time.sleep(0.02)
-    return _insert(*args, **kwargs)
-climate.db.ledger._insert = _insert_later
-"""
-
 
 def _reservation(rng, i):
     if i % 3 == 0:
@@ -63,13 +49,9 @@ def _bodies(base, rng, prefix='mixed'):
                          ids=['locked', 'lock-removed'])
 def test_mixed_host_and_instance_reservations_never_overbook(
         climate, tmp_path, locking):
-    paths = []
-    if not locking:
-        unlocked = tmp_path / 'unlocked'
-        unlocked.mkdir()
-        (unlocked / 'sitecustomize.py').write_text(UNLOCK)
-        paths.append(str(unlocked))
-    cluster = climate.start(managers=2, api_threads=8, pythonpath=paths)
+    cluster = climate.start(
+        managers=2, api_threads=8,
+        pythonpath=concurrency.pythonpath(tmp_path, locking))
     db = climate.database
     admin = climate.client()
     for i in range(HOSTS):

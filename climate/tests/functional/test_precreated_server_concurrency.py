@@ -36,11 +36,11 @@ import uuid
 
 import pytest
 
+from climate.tests.functional import concurrency
 from climate.tests.functional import ledger_sweep
 from climate.tests.functional import procs
-from climate.tests.functional import test_volume_concurrency as volumes
 
-THREADS = volumes.THREADS  # 20
+THREADS = concurrency.THREADS  # 20
 CREATES = 200
 MOVES = 40
 HOSTS = 4
@@ -68,7 +68,7 @@ static.StaticInstanceBackend.holds_servers = True
 static.StaticInstanceBackend.server = _server
 """ % {'project': PROJECT}
 
-UNLOCK = volumes.UNLOCK
+UNLOCK = concurrency.UNLOCK
 
 
 def _body(name, server_id, start, end):
@@ -91,13 +91,13 @@ def _run(url, work, items):
     """``work(client, item)`` for each item, THREADS at a time, one
     client per thread (at microversion 1.4); bounded by the volume
     test's DEADLINE."""
-    deadline = time.monotonic() + volumes.DEADLINE
+    deadline = time.monotonic() + concurrency.DEADLINE
     local = threading.local()
     clients, lock = [], threading.Lock()
 
     def one(item):
         assert time.monotonic() < deadline, 'took over %ds' % (
-            volumes.DEADLINE)
+            concurrency.DEADLINE)
         if getattr(local, 'client', None) is None:
             local.client = procs.Client(url, project=PROJECT, version='1.4')
             with lock:

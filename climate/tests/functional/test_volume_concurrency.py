@@ -195,9 +195,10 @@ def test_competing_volume_reservations_never_overbook_a_pool(
     assert idle == 0, 'a pool that is not reservable was booked'
     # real contention, both answers given, every kind of request granted
     assert first_round.count(201) >= 30, first_round.count(201)
-    assert first_round.count(409) >= 60, first_round.count(409)
     assert min(kinds.values()) >= 5, kinds
     if locking:
+        # (without the lock more creates overbook instead of being refused)
+        assert first_round.count(409) >= 60, first_round.count(409)
         assert over == [], over[:10]
         assert not cluster.errors_in_logs(), cluster.errors_in_logs()[:20]
     else:

@@ -9,8 +9,14 @@ at any instant: the ledger's lock and re-check guarantee it.
 
 The removal of an address that a booking not yet over holds is refused
 (409, Blazar's sentence first); its past bookings go with it.
+
+Every registration and removal bumps the ``floatingip`` inventory
+version (``climate.db.inventory_versions``) in its transaction, so the
+plugin may keep what it read of a network's addresses while the version
+stays the same.
 """
 
+import collections
 import ipaddress
 
 from oslo_db import exception as db_exc
@@ -18,6 +24,7 @@ import sqlalchemy as sa
 
 from climate import dates
 from climate.db import api as db_api
+from climate.db import inventory_versions
 from climate.db import ledger
 from climate.db import models
 from climate.db import row_providers
@@ -38,6 +45,9 @@ fip_of = _ROWS.row_id_of
 by_providers = _ROWS.by_providers
 #: ``{provider id: row}`` of the rows a reservation books.
 held_by = _ROWS.held_by
+#: What the plugin reads of a registered address (:func:`on_network`).
+Address = collections.namedtuple('Address', 'id floating_ip_address '
+                                 'reservable provider')
 #: The columns a registration gives.
 FIELDS = ('floating_network_id', 'floating_ip_address', 'subnet_id',
           'reservable')
@@ -100,6 +110,7 @@ def fip_create(ctx, values):
             session.flush()
             ledger.set_inventory(session, provider(row.id), KIND,
                                  {FLOATING_IP: {'total': 1}})
+            inventory_versions.bump(session, KIND)
             return fip_dict(row)
     except db_exc.DBDuplicateEntry:
         # named once the failed transaction is over
@@ -151,16 +162,24 @@ def fip_delete(ctx, fip_id):
             Book.provider_id == provider(row.id)))
         session.delete(row)
         session.flush()
+        inventory_versions.bump(session, KIND)
 
 
 # -- what the plugin reads, in its transaction ------------------------------
 
+def inventory_version(session):
+    """The change counter of the addresses (bumped by every registration
+    and removal), read in ``session``, the caller's transaction; 0 before
+    the first change."""
+    return inventory_versions.version_in(session, KIND)
+
+
 def on_network(session, network_id):
-    """Every address registered on ``network_id``: ``{address: row}``
-    (one indexed query)."""
-    return {r.floating_ip_address: r for r in session.execute(
-        sa.select(FloatingIP).where(
-            FloatingIP.floating_network_id == network_id)).scalars()}
-
-
-
+    """Every address registered on ``network_id``: ``{address:
+    Address}`` (one indexed query of three columns)."""
+    return {r.floating_ip_address: Address(r.id, r.floating_ip_address,
+                                           bool(r.reservable), provider(r.id))
+            for r in session.execute(sa.select(
+                FloatingIP.id, FloatingIP.floating_ip_address,
+                FloatingIP.reservable).where(
+                FloatingIP.floating_network_id == network_id))}

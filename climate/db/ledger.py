@@ -706,23 +706,22 @@ def _shape_text(shape):
 
 def _free_units(session, ids, start, end, kind, cls, limit=None):
     """Which of ``ids`` (any of ``kind`` if None) have a ``cls`` inventory
-    whose latest booking of ``cls`` starting before ``end`` ends by
-    ``start``, the lowest ``limit`` of them: one statement, one backwards
-    step of the ``(provider, class, start)`` index per provider, however
-    many bookings each has, stopping at the ``limit``-th free one.
+    and no booking of ``cls`` overlapping ``[start, end)``, the lowest
+    ``limit`` of them: one statement, stopping at the ``limit``-th free
+    one, each provider checked by a range of the ``(provider, class,
+    start)`` index that ends at the first overlapping booking.
 
-    Bookings of a class of capacity one never overlap each other, so the
-    latest to start before the window ends is the only one that can
-    overlap it.  A provider of larger capacity may be found free wrongly
-    here, never busy wrongly: :func:`book` re-checks under the lock."""
-    latest = sa.select(Book.end_date).where(
+    Measured (benchmarks/bench_floatingips.py, 4,000 segments, the first
+    free one at the 629th): this anti-join costs MariaDB 14 us a
+    provider where the read of each provider's latest booking (a
+    correlated ``ORDER BY ... LIMIT 1``) cost 54.  A provider of larger
+    capacity may be found busy while it has room: :func:`place` is the
+    search for those."""
+    busy = sa.exists().where(
         Book.provider_id == Inv.provider_id, Book.resource_class == cls,
-        Book.start_date < end).order_by(
-        Book.start_date.desc()).limit(1).scalar_subquery()
+        Book.start_date < end, Book.end_date > start)
     query = sa.select(Inv.provider_id).where(
-        Inv.resource_class == cls,
-        sa.func.coalesce(latest, _OLDEST) <= start).order_by(
-        Inv.provider_id)
+        Inv.resource_class == cls, ~busy).order_by(Inv.provider_id)
     if ids is not None:
         query = query.where(Inv.provider_id.in_(ids))
     if kind is not None:
@@ -754,14 +753,24 @@ def _free_of(session, ids, start, end, kind, exclude_reservation, cls):
     return sorted(held - busy)
 
 
-#: Whether units of capacity one are looked for among all the candidates
-#: in one statement stopping at the count-th free one (else a prefix of
-#: ids at a time, a statement each), by dialect.  Measured
-#: (benchmarks/bench_floatingips.py, 4,000 segments, 1,000 of them
-#: candidates): MariaDB evaluates the whole candidate list before the
-#: LIMIT (72 ms a placement at once, 9.5 ms by prefixes); PostgreSQL
-#: walks the index in order and stops (16 ms at once).
-_UNITS_AT_ONCE = {'mysql': False}
+#: How many more of the named candidates, in id order, each statement
+#: of a search for units of capacity one checks (then all the rest).
+#: Each candidate id is a bound parameter, and a long list costs more to
+#: send and plan than the check itself (on MariaDB, 40 ms for 4,000 where
+#: the check took 9): the prefix doubles until enough are found.
+UNIT_CHUNKS = (64, 128, 256, 512, 1024, 2048)
+
+
+def _unit_chunks(allowed):
+    """Successive prefixes of ``allowed`` (:data:`UNIT_CHUNKS`, then the
+    rest)."""
+    position = 0
+    for size in UNIT_CHUNKS + (None,):
+        if position >= len(allowed):
+            return
+        chunk = allowed[position:None if size is None else position + size]
+        position += len(chunk)
+        yield chunk
 
 
 def _place_free(session, reservation_id, lease_id, cls, count, start, end,
@@ -770,7 +779,8 @@ def _place_free(session, reservation_id, lease_id, cls, count, start, end,
     over ``[start, end)``, then :func:`book` (which re-checks under the
     lock).  Whole providers are found a prefix of ids at a time as
     :func:`search` does (at most three statements a round); units of
-    capacity one by one statement (:func:`_free_units`).  Providers taken
+    capacity one by a statement per doubling prefix of the candidates
+    (:data:`UNIT_CHUNKS`, :func:`_free_units`).  Providers taken
     meanwhile by concurrent bookers are replaced, at most
     :data:`PLACE_ROUNDS` times."""
     _check_window(start, end)
@@ -778,28 +788,28 @@ def _place_free(session, reservation_id, lease_id, cls, count, start, end,
     allowed = None if providers is None else _sorted_ids(providers)
     skip = set()
     free = []
-    # a class of capacity one, with nothing left out: free is read from
-    # each provider's latest booking (_free_units), over all the
-    # candidates at once where the database stops at the count-th
+    # a class of capacity one, with nothing left out: one statement per
+    # prefix of the candidates (_free_units), each stopping at the
+    # count-th free one; all the providers of the kind in one
     units = cls != WHOLE and exclude_reservation is None
-    one_statement = units and _UNITS_AT_ONCE.get(
-        session.get_bind().dialect.name, True)
     for _round in range(PLACE_ROUNDS):
         free = []
-        if one_statement:
-            ids = None if allowed is None else [
-                p for p in allowed if p not in skip]
-            if ids is None or ids:
-                free = [p for p in _free_units(
-                    session, ids, start, end, kind, cls,
-                    count + len(skip)) if p not in skip]
+        if units and allowed is None:
+            free = [p for p in _free_units(session, None, start, end, kind,
+                                           cls, count + len(skip))
+                    if p not in skip]
+        elif units:
+            for ids in _unit_chunks(allowed):
+                live = [p for p in ids if p not in skip]
+                if live:
+                    free += _free_units(session, live, start, end, kind,
+                                        cls, count - len(free))
+                if len(free) >= count:
+                    break
         else:
             for ids, size in _provider_chunks(session, kind, allowed):
                 live = [p for p in ids if p not in skip]
-                if live and units:
-                    free += _free_units(session, live, start, end, kind,
-                                        cls)
-                elif live:
+                if live:
                     free += _free_of(session, live, start, end, kind,
                                      exclude_reservation, cls)
                 if len(free) >= count or size is None or len(ids) < size:
@@ -839,8 +849,7 @@ def place_units(session, reservation_id, lease_id, cls, count, start, end,
                 providers=None, kind=None, exclude_reservation=None):
     """Book one ``cls`` on each of ``count`` distinct providers whose
     ``cls`` capacity is one (a floating IP, a network segment): a provider
-    is free iff no booking of ``cls`` overlaps ``[start, end)``, which
-    its latest booking to start before ``end`` tells alone
+    is free iff no booking of ``cls`` overlaps ``[start, end)``
     (:func:`_free_units`; see :func:`_place_free`).
     The lowest free ids are taken, as :func:`place` with affinity false
     would; :func:`book` re-checks each under its lock, so a provider of

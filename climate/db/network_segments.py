@@ -206,6 +206,11 @@ def reservable_segments(session):
             Segment.reservable == sa.true()).order_by(Segment.id)).all()
 
 
+def segment_count(session):
+    """How many segments are registered, reservable or not."""
+    return session.execute(sa.select(sa.func.count(Segment.id))).scalar()
+
+
 
 
 

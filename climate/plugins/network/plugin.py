@@ -151,7 +151,13 @@ class NetworkPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
 
     def _matching(self, session, params):
         """The provider ids of the reservable segments both filters
-        match, sorted.
+        match, sorted (see :meth:`_match_of`)."""
+        return list(self._match_of(session, params)[0])
+
+    def _match_of(self, session, params):
+        """``(ids, every)``: the sorted provider ids of the reservable
+        segments both filters match, and whether they are every segment
+        registered.
 
         Reading and filtering the segments costs milliseconds per
         thousand; the answer changes only with the segment inventory,
@@ -163,39 +169,45 @@ class NetworkPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
         pairs)."""
         trees = [filters.parse(params.get(f), f) for f in FILTER_FIELDS]
         key = tuple(_filter_key(params.get(f)) for f in FILTER_FIELDS)
-        return list(self._matches.get(
-            session, key, lambda: self._match(session, trees)))
+        return self._matches.get(
+            session, key, lambda: self._match(session, trees))
 
     @staticmethod
     def _match(session, trees):
-        """The sorted provider ids of the reservable segments matching
-        every tree (one query of columns; each row's properties built
-        once, none when there is no filter)."""
+        """:meth:`_match_of`'s answer, read (one query of columns; each
+        row's properties built once, none when there is no filter; and
+        a count)."""
         rows = db_segments.reservable_segments(session)
         trees = [t for t in trees if t is not None]
         if not trees:
-            return tuple(sorted(db_segments.provider(r.id) for r in rows))
-        found = []
-        for row in rows:
-            props = db_segments.properties(row)
-            if all(filters.evaluate(t, props) for t in trees):
-                found.append(db_segments.provider(row.id))
-        return tuple(sorted(found))
+            found = [db_segments.provider(r.id) for r in rows]
+        else:
+            found = []
+            for row in rows:
+                props = db_segments.properties(row)
+                if all(filters.evaluate(t, props) for t in trees):
+                    found.append(db_segments.provider(row.id))
+        every = len(found) == db_segments.segment_count(session)
+        return tuple(sorted(found)), every
 
     def _place(self, session, res_id, lease_id, params, start, end,
                what=None):
         """Book one matching segment over ``[start, end)``; NotEnoughNetworks
-        (409) when none is free."""
-        candidates = self._matching(session, params)
+        (409) when none is free.  When every segment matches, the ledger
+        looks among all the providers of the kind rather than a list of
+        thousands of ids (each a bound parameter: 30 ms for 4,000 on
+        MariaDB)."""
+        candidates, every = self._match_of(session, params)
         try:
             if not candidates:
                 raise exceptions.Conflict(reason='no candidate')
             ledger.place_units(session, res_id, lease_id,
                                db_segments.NETWORK_SEGMENT, 1, start, end,
-                               providers=candidates, kind=db_segments.KIND)
+                               providers=None if every else candidates,
+                               kind=db_segments.KIND)
         except exceptions.Conflict:
-            raise self._not_enough(session, params, candidates, start, end,
-                                   what)
+            raise self._not_enough(session, params, list(candidates), start,
+                                   end, what)
 
     @staticmethod
     def _not_enough(session, params, candidates, start, end, what):

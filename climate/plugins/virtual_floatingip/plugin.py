@@ -51,6 +51,8 @@ REQUEST_FIELDS = ('network_id', 'amount', 'required_floatingips')
 OUTPUT_FIELDS = ('floatingips',)
 DB_MAX_INT = instance_plugin.DB_MAX_INT
 SHAPE = {db_fips.FLOATING_IP: 1}
+#: Networks whose registered addresses a manager keeps (an LRU).
+NETWORK_CACHE_SIZE = 64
 #: Rounds of the search for a start at which the required addresses and
 #: the others are all free (a 409's "it would fit from").
 EARLIEST_ROUNDS = 8
@@ -109,6 +111,12 @@ class FloatingIPPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
     description = ('Floating IP addresses (amount, network_id, '
                    'required_floatingips) of an external network.')
     backends = backends
+
+    def __init__(self, owner=None):
+        super().__init__(owner)
+        # the version is read in the caller's session (``_registered``)
+        self._networks = host_plugin.InventoryVersionCache(
+            NETWORK_CACHE_SIZE, db_fips.inventory_version)
 
     # -- parameters ----------------------------------------------------------
 
@@ -169,10 +177,18 @@ class FloatingIPPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
     # -- allocation -----------------------------------------------------------
 
     def _registered(self, session, params):
-        """The network's registered addresses (``{address: row}``), after
-        checking that it has some and holds the required ones (400)."""
+        """The network's registered addresses (``{address: Address}``,
+        see :func:`climate.db.floatingips.on_network`) and the providers
+        of its reservable ones, sorted, after checking that it has some
+        and holds the required ones (400).
+
+        Read once per version of the address inventory (bumped by every
+        registration and removal, read in the caller's transaction) and
+        network, in this manager process: reading and sorting a
+        network's 500 addresses cost 10 ms a create on MariaDB."""
         network = params['network_id']
-        registered = db_fips.on_network(session, network)
+        registered, reservable = self._networks.get(
+            session, network, lambda: self._read_network(session, network))
         if not registered:
             raise exceptions.FloatingIPNetworkNotFound(
                 network=network,
@@ -188,7 +204,13 @@ class FloatingIPPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
                        'reservable addresses).' % (
                            ', '.join(unknown),
                            'is' if len(unknown) == 1 else 'are', network))
-        return registered
+        return registered, reservable
+
+    @staticmethod
+    def _read_network(session, network):
+        registered = db_fips.on_network(session, network)
+        return registered, tuple(sorted(
+            a.provider for a in registered.values() if a.reservable))
 
     def _place(self, session, res_id, lease_id, params, start, end, count,
                held=(), what=None):
@@ -196,19 +218,15 @@ class FloatingIPPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
         end)`` besides ``held`` (provider ids): the required ones not held
         first, by name, then any other reservable ones; NotEnoughFloatingIPs
         (409) when they are not free."""
-        registered = self._registered(session, params)
+        registered, reservable = self._registered(session, params)
         held = set(held)
-        required = [db_fips.provider(registered[a].id)
+        required = [registered[a].provider
                     for a in params.get('required_floatingips') or []]
         wanted = [p for p in required if p not in held][:count]
-        others = sorted(db_fips.provider(row.id)
-                        for row in registered.values()
-                        if row.reservable and
-                        db_fips.provider(row.id) not in held and
-                        db_fips.provider(row.id) not in required)
-        closed = [row.floating_ip_address for row in registered.values()
-                  if not row.reservable and
-                  db_fips.provider(row.id) in wanted]
+        taken = held.union(required)
+        others = [p for p in reservable if p not in taken]
+        closed = [a.floating_ip_address for a in registered.values()
+                  if not a.reservable and a.provider in wanted]
         rest = count - len(wanted)
         refusal = dict(params=params, start=start, end=end, wanted=wanted,
                        others=others, rest=rest, what=what)
@@ -364,8 +382,8 @@ class FloatingIPPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
         return params
 
     def _required_providers(self, session, params):
-        registered = self._registered(session, params)
-        return [db_fips.provider(registered[a].id)
+        registered, _reservable = self._registered(session, params)
+        return [registered[a].provider
                 for a in params.get('required_floatingips') or []]
 
     def _update_active(self, session, lease, reservation, params, old_lease,

@@ -206,6 +206,25 @@ def test_capabilities_filter_and_refused_change_while_held(env):
     admin(env, 'DELETE', '/v1/networks/' + seg['id'], expect=204)
 
 
+def test_no_filter_never_offers_an_unreservable_segment(env):
+    """Without a filter the ledger looks among every segment only while
+    all are reservable; one made unreservable is never booked."""
+    first = register(env, 1001)
+    second = register(env, 1002)
+    made = lease(env, 'a', net())
+    held = get(env, made['id'])['reservations'][0]['segment_id']
+    idle = second if held == 1001 else first
+    admin(env, 'PUT', '/v1/networks/' + idle['id'],
+          {'values': {'reservable': False}})
+    refused = lease(env, 'b', net(), expect=409)
+    assert '1 reservable segment(s) match' in refused['error_message']
+    admin(env, 'PUT', '/v1/networks/' + idle['id'],
+          {'values': {'reservable': True}})
+    again = lease(env, 'c', net())
+    assert get(env, again['id'])['reservations'][0]['segment_id'] == \
+        idle['segment_id']
+
+
 def test_pending_update_moves_or_keeps_the_segment(env):
     register(env, 1001)
     register(env, 1002)

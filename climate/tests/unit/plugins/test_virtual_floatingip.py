@@ -483,3 +483,27 @@ def test_delete_is_refused_while_booked(env):
     assert answer['error_message'] == (
         'Floating IP %s not found. No floating IP of the inventory has this '
         'id.' % made['id'])
+
+
+def test_what_the_plugin_keeps_of_a_network_follows_its_registrations(env):
+    """The plugin keeps a network's addresses while the inventory version
+    stays the same: an address registered or removed since is seen by
+    the next request."""
+    first = register(env, '172.24.4.10')[0]
+    lease(env, 'a', fips(1, required_floatingips=['172.24.4.10']),
+          end='2090-01-01 00:30')
+    answer = lease(env, 'b', fips(1, required_floatingips=['172.24.4.11']),
+                   expect=400)
+    assert '172.24.4.11 is not registered' in answer['error_message']
+    register(env, '172.24.4.11')
+    made = lease(env, 'c', fips(2, required_floatingips=['172.24.4.11']),
+                 start='2090-01-01 00:30')
+    assert addresses(env, made['id']) == ['172.24.4.10', '172.24.4.11']
+    env.request('DELETE', '/v1/leases/' + made['id'])
+    for lease_id in [l['id'] for l in env.request(
+            'GET', '/v1/leases').json['leases']]:
+        env.request('DELETE', '/v1/leases/' + lease_id)
+    admin(env, 'DELETE', '/v1/floatingips/' + first['id'], expect=204)
+    answer = lease(env, 'd', fips(1, required_floatingips=['172.24.4.10']),
+                   expect=400)
+    assert '172.24.4.10 is not registered' in answer['error_message']

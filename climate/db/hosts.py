@@ -14,7 +14,6 @@ statements whatever the inventory size.
 """
 
 import collections
-import datetime
 import time
 
 import sqlalchemy as sa
@@ -437,25 +436,6 @@ def _not_mine(exclude_reservation):
     return Book.reservation_id != exclude_reservation
 
 
-#: Oldest time a range starts at (MariaDB's DATETIME starts at year 1000).
-_OLDEST = datetime.datetime(1000, 1, 1)
-
-
-def _started_after(session, when):
-    """The earliest start a booking overlapping a window from ``when`` on
-    may have: ``when`` minus the longest booking's length bound
-    (``2**max(span_level)`` seconds; one seek of the ledger's
-    ``(span_level, ...)`` index).  Bounds a host's range of the
-    ``(provider, class, start, ...)`` index below."""
-    level = session.execute(sa.select(sa.func.max(Book.span_level))).scalar()
-    if level is None:
-        return when
-    try:
-        return max(_OLDEST, when - datetime.timedelta(seconds=2 ** level))
-    except OverflowError:
-        return _OLDEST
-
-
 def host_set_capacity(ctx, host_id, capacity):
     """Set the host's ledger inventory: ``HOST`` (total 1) and each class
     of ``capacity`` (``{class: {'total', 'reserved', 'allocation_ratio',
@@ -484,7 +464,7 @@ def _around(session, host_ids, start, end, low, high, mine):
     ``start`` and the earliest start at or after ``end`` (None beyond
     ``low``/``high``).  One grouped statement over the hosts' own ranges
     of the ``(provider, start, end)`` index, bounded below by the longest
-    booking's length (:func:`_started_after`, one seek)."""
+    booking's length (``climate.db.ledger.started_after``, one seek)."""
     overlapping = sa.and_(Book.start_date < end, Book.end_date > start)
     query = sa.select(
         Book.provider_id,
@@ -492,7 +472,7 @@ def _around(session, host_ids, start, end, low, high, mine):
         sa.func.max(sa.case((Book.end_date <= start, Book.end_date))),
         sa.func.min(sa.case((Book.start_date >= end, Book.start_date))),
     ).where(Book.provider_id.in_(sorted(provider(h) for h in host_ids)),
-            Book.start_date > _started_after(session, low),
+            Book.start_date > ledger.started_after(session, low),
             Book.start_date < high, Book.end_date > low,
             mine).group_by(Book.provider_id)
     return {int(p): (bool(busy), prev_end, next_start)
@@ -613,7 +593,7 @@ def busy_intervals(ctx, host_ids, time_from, time_to=None,
     with db_api.reader(ctx) as session:
         if time_to is not None:
             query = query.where(
-                Book.start_date > _started_after(session, time_from),
+                Book.start_date > ledger.started_after(session, time_from),
                 Book.start_date < time_to)
         for provider_id, start, end in session.execute(query):
             busy.setdefault(int(provider_id), []).append((start, end))

@@ -199,6 +199,38 @@ def _lock(session, provider_ids):
     return _by_provider(session.execute(query))
 
 
+def started_after(session, when):
+    """The earliest start a booking overlapping a window from ``when`` on
+    may have: ``when`` minus the longest booking's length bound
+    (``2**max(span_level)`` seconds; one seek of the ``(span_level,
+    ...)`` index).  Bounds a provider's range of the ``(provider, class,
+    start, ...)`` index below, so that reading its bookings over a window
+    does not read every booking of its that starts before it.
+
+    A booking of level k lasts less than 2**k seconds, so one that ends
+    after ``when`` started after ``when - 2**k``.  Read after the lock
+    on the providers it bounds, it sees every booking of theirs: any
+    other booking written meanwhile is on providers not locked by the
+    caller."""
+    level = session.execute(sa.select(sa.func.max(Book.span_level))).scalar()
+    if level is None:
+        return _OLDEST
+    try:
+        return max(_OLDEST, when - datetime.timedelta(seconds=2 ** level))
+    except OverflowError:
+        return _OLDEST
+
+
+def overlapping(session, start, end, after=None):
+    """WHERE clause: the bookings overlapping ``[start, end)``, for a read
+    of some providers' own index ranges, bounded below by ``after``
+    (:func:`started_after` of ``start``, read now when not given)."""
+    if after is None:
+        after = started_after(session, start)
+    return sa.and_(Book.start_date > after, Book.start_date < end,
+                   Book.end_date > start)
+
+
 def _booked(session, provider_ids, start, end, exclude_reservation=None):
     """``{provider: {class: [Booking]}}`` over ``[start, end)`` on
     providers the caller locked, as committed now (one query)."""
@@ -207,7 +239,7 @@ def _booked(session, provider_ids, start, end, exclude_reservation=None):
     query = sa.select(Book.provider_id, Book.resource_class,
                       Book.start_date, Book.end_date, Book.amount).where(
         Book.provider_id.in_(sorted(set(provider_ids))),
-        Book.start_date < end, Book.end_date > start)
+        overlapping(session, start, end))
     if exclude_reservation is not None:
         query = query.where(Book.reservation_id != exclude_reservation)
     booked = {}
@@ -531,7 +563,7 @@ def _provider_chunks(session, kind, allowed):
 
 
 def _fits_of(session, ids, shape, classes, start, end, kind,
-             exclude_reservation, count=None):
+             exclude_reservation, count=None, after=None):
     """``{provider: units of shape}`` over ``[start, end)`` for ``ids``:
     their inventories and their bookings over the window, two
     statements.
@@ -549,11 +581,12 @@ def _fits_of(session, ids, shape, classes, start, end, kind,
         query = query.where(Inv.provider_kind == kind)
     inventories = _by_provider(session.execute(query))
 
-    def overlapping(query, providers):
+    over = overlapping(session, start, end, after)
+
+    def over_window(query, providers):
         query = query.where(
             Book.provider_id.in_(providers),
-            Book.resource_class.in_(classes), Book.start_date < end,
-            Book.end_date > start)
+            Book.resource_class.in_(classes), over)
         if exclude_reservation is not None:
             query = query.where(Book.reservation_id != exclude_reservation)
         return query
@@ -562,7 +595,7 @@ def _fits_of(session, ids, shape, classes, start, end, kind,
     sweep = sorted(inventories)
     if count == 1 and sweep:
         sums, largest = {}, {}
-        for provider, cls, total, high in session.execute(overlapping(
+        for provider, cls, total, high in session.execute(over_window(
                 sa.select(Book.provider_id, Book.resource_class,
                           sa.func.sum(Book.amount), sa.func.max(Book.amount)),
                 sweep).group_by(Book.provider_id, Book.resource_class)):
@@ -575,7 +608,7 @@ def _fits_of(session, ids, shape, classes, start, end, kind,
     booked = {}
     if sweep:
         for provider, cls, b_start, b_end, amount in session.execute(
-                overlapping(sa.select(Book.provider_id, Book.resource_class,
+                over_window(sa.select(Book.provider_id, Book.resource_class,
                                       Book.start_date, Book.end_date,
                                       Book.amount), sweep)):
             booked.setdefault(provider, {}).setdefault(cls, []).append(
@@ -637,11 +670,12 @@ def search(session, shape, count, start, end, affinity=None, providers=None,
     allowed = None if providers is None else _sorted_ids(providers)
     skip = set(skip)
     found = {}
+    after = started_after(session, start)
     for ids, size in _provider_chunks(session, kind, allowed):
         live = [p for p in ids if p not in skip]
         if live:
             found.update(_fits_of(session, live, shape, classes, start, end,
-                                  kind, exclude_reservation, count))
+                                  kind, exclude_reservation, count, after))
         found.update((p, 0) for p in ids if p in skip)
         placed = capacity.plan(found, count, affinity) if found else None
         if placed is not None or size is None or len(ids) < size:
@@ -704,7 +738,7 @@ def _shape_text(shape):
                               for cls, amount in sorted(shape.items()))
 
 
-def _free_units(session, ids, start, end, kind, cls, limit=None):
+def _free_units(session, ids, start, end, kind, cls, limit=None, after=None):
     """Which of ``ids`` (any of ``kind`` if None) have a ``cls`` inventory
     and no booking of ``cls`` overlapping ``[start, end)``, the lowest
     ``limit`` of them: one statement, stopping at the ``limit``-th free
@@ -719,7 +753,7 @@ def _free_units(session, ids, start, end, kind, cls, limit=None):
     search for those."""
     busy = sa.exists().where(
         Book.provider_id == Inv.provider_id, Book.resource_class == cls,
-        Book.start_date < end, Book.end_date > start)
+        overlapping(session, start, end, after))
     query = sa.select(Inv.provider_id).where(
         Inv.resource_class == cls, ~busy).order_by(Inv.provider_id)
     if ids is not None:
@@ -731,7 +765,8 @@ def _free_units(session, ids, start, end, kind, cls, limit=None):
     return list(session.execute(query).scalars())
 
 
-def _free_of(session, ids, start, end, kind, exclude_reservation, cls):
+def _free_of(session, ids, start, end, kind, exclude_reservation, cls,
+             after=None):
     """Which of ``ids`` have a ``cls`` inventory and no booking over
     ``[start, end)`` (of any class for ``HOST``, of ``cls`` otherwise):
     two statements."""
@@ -743,8 +778,8 @@ def _free_of(session, ids, start, end, kind, exclude_reservation, cls):
     if not held:
         return []
     query = sa.select(Book.provider_id).where(
-        Book.provider_id.in_(sorted(held)), Book.start_date < end,
-        Book.end_date > start)
+        Book.provider_id.in_(sorted(held)),
+        overlapping(session, start, end, after))
     if cls != WHOLE:
         query = query.where(Book.resource_class == cls)
     if exclude_reservation is not None:
@@ -792,18 +827,19 @@ def _place_free(session, reservation_id, lease_id, cls, count, start, end,
     # prefix of the candidates (_free_units), each stopping at the
     # count-th free one; all the providers of the kind in one
     units = cls != WHOLE and exclude_reservation is None
+    after = started_after(session, start)
     for _round in range(PLACE_ROUNDS):
         free = []
         if units and allowed is None:
             free = [p for p in _free_units(session, None, start, end, kind,
-                                           cls, count + len(skip))
+                                           cls, count + len(skip), after)
                     if p not in skip]
         elif units:
             for ids in _unit_chunks(allowed):
                 live = [p for p in ids if p not in skip]
                 if live:
                     free += _free_units(session, live, start, end, kind,
-                                        cls, count - len(free))
+                                        cls, count - len(free), after)
                 if len(free) >= count:
                     break
         else:
@@ -811,7 +847,7 @@ def _place_free(session, reservation_id, lease_id, cls, count, start, end,
                 live = [p for p in ids if p not in skip]
                 if live:
                     free += _free_of(session, live, start, end, kind,
-                                     exclude_reservation, cls)
+                                     exclude_reservation, cls, after)
                 if len(free) >= count or size is None or len(ids) < size:
                     break
         free = free[:count]

@@ -244,3 +244,39 @@ def test_delete_retries_while_climate_is_busy_and_accepts_gone(plugin):
     assert res.handle_delete() is True
     # never created: nothing to delete
     assert _resource(plugin, climate).handle_delete() is None
+
+
+class _Answer:
+    def __init__(self, code, text):
+        self.status_code, self.text = code, text
+
+    def json(self):
+        return json.loads(self.text)
+
+
+@pytest.mark.parametrize('code, text, shown', [
+    (409, json.dumps({'error_code': 409, 'error_message': 'Not enough '
+                      'hosts available.'}), 'Not enough hosts available.'),
+    # a proxy's page, not Climate's JSON: shown as it came
+    (502, '<html>Bad Gateway</html>', '<html>Bad Gateway</html>'),
+    (500, json.dumps(['not', 'a', 'map']), '["not", "a", "map"]'),
+])
+def test_a_refusal_fails_the_resource_with_what_climate_said(
+        plugin, code, text, shown):
+    res = plugin.ClimateLease({})
+    sent = []
+
+    class _Api:
+        def request(self, path, method, json=None, raise_exc=True):
+            sent.append((method, path, json, raise_exc))
+            return _Answer(code, text)
+    res._api = _Api
+    with pytest.raises(Exception) as caught:
+        res._call('POST', '/leases', {'name': 'x'})
+    assert str(caught.value) == 'Climate answered %d: %s' % (code, shown)
+    assert sent == [('POST', '/leases', {'name': 'x'}, False)]
+    # an answer it expects is handed back
+    ok = _Answer(201, '{"lease": {}}')
+    res._api = lambda: types.SimpleNamespace(
+        request=lambda *args, **kwargs: ok)
+    assert res._call('POST', '/leases', {}) is ok

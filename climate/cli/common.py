@@ -136,6 +136,15 @@ def show_item(item, fields, formatters=None):
     return tuple(names), tuple(values)
 
 
+def every_field(items, fields):
+    """``fields``, then every other field any of ``items`` carries, by
+    name (``--long`` of a listing whose items have free-form extras)."""
+    cols = list(fields)
+    for item in items:
+        cols.extend(k for k in sorted(item) if k not in cols)
+    return cols
+
+
 def list_items(items, fields):
     """(columns, rows) of resources for a Lister."""
     return tuple(fields), [tuple(

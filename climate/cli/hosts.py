@@ -49,11 +49,8 @@ class ListHosts(lister.Lister):
 
     def take_action(self, args):
         hosts = common.client_of(self).hosts.list()
-        cols = list(LIST_COLUMNS)
-        if args.long:
-            for host in hosts:
-                cols.extend(k for k in sorted(host) if k not in cols)
-        return common.list_items(hosts, cols)
+        return common.list_items(hosts, common.every_field(hosts, LIST_COLUMNS)
+                                 if args.long else LIST_COLUMNS)
 
 
 class ShowHost(show.ShowOne):

@@ -61,11 +61,8 @@ class ListNetworks(lister.Lister):
 
     def take_action(self, args):
         nets = common.client_of(self).networks.list()
-        cols = list(LIST_COLUMNS)
-        if args.long:
-            for net in nets:
-                cols.extend(k for k in sorted(net) if k not in cols)
-        return common.list_items(nets, cols)
+        return common.list_items(nets, common.every_field(nets, LIST_COLUMNS)
+                                 if args.long else LIST_COLUMNS)
 
 
 class ShowNetwork(show.ShowOne):

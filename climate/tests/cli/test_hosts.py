@@ -61,6 +61,11 @@ def test_host_lifecycle_subprocess(climate_all):
     listed = json.loads(climate_all.run('host-list', '-f', 'json').out)
     assert {'id': host['id'], 'hypervisor_hostname': '%s-a' % tag} in [
         {k: r[k] for k in ('id', 'hypervisor_hostname')} for r in listed]
+    assert 'suite' not in listed[0]
+    long = {r['id']: r for r in json.loads(climate_all.run(
+        'host-list', '--long', '-f', 'json').out)}
+    assert (long[host['id']]['gpu'], long[host['id']]['suite']) == (
+        'true', tag)
 
     # the hostname where an id goes, and the id
     for ref in ('%s-a' % tag, host['id']):

@@ -29,6 +29,12 @@ def test_network_commands_and_a_network_lease(cli):
         assert shown['id'] == made['id']
     listed = json.loads(_ok(cli('network-list', '-f', 'json')).out)
     assert made['id'] in [n['id'] for n in listed]
+    assert 'site' not in listed[0]
+    # --long: every field, the extra capabilities too
+    long = {n['id']: n for n in json.loads(_ok(cli(
+        'network-list', '--long', '-f', 'json')).out)}
+    assert long[made['id']]['site'] == 'uc'
+    assert set(listed[0]) < set(long[made['id']])
     changed = json.loads(_ok(cli('network-set', name, '--extra', 'rack=r1',
                                  '--unset', 'site', '-f', 'json')).out)
     assert changed['rack'] == 'r1' and 'site' not in changed

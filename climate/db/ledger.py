@@ -808,6 +808,21 @@ def _unit_chunks(allowed):
         yield chunk
 
 
+def free_units(session, provider_ids, cls, start, end, kind=None):
+    """Which of ``provider_ids`` have a ``cls`` inventory and no booking
+    of ``cls`` over ``[start, end)``, in id order: for a class of
+    capacity one (a floating IP, a network segment), the providers free
+    over the window (a statement per prefix, :data:`UNIT_CHUNKS`; no
+    booking row is read)."""
+    _check_window(start, end)
+    after = started_after(session, start)
+    free = []
+    for ids in _unit_chunks(_sorted_ids(provider_ids)):
+        free += _free_units(session, ids, start, end, kind, cls,
+                            after=after)
+    return free
+
+
 def _place_free(session, reservation_id, lease_id, cls, count, start, end,
                 providers, kind, exclude_reservation):
     """Book one ``cls`` on each of the ``count`` lowest ids free of it

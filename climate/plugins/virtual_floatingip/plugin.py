@@ -270,10 +270,11 @@ class FloatingIPPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
                 reason='%s; required address(es) %s %s not reservable.' % (
                     head, ', '.join(in_order(closed)),
                     'is' if len(closed) == 1 else 'are'))
-        free = ledger.free_capacity(session, others + wanted, start, end,
-                                    db_fips.KIND) if others or wanted else {}
-        count = sum(1 for held in free.values()
-                    if held.get(db_fips.FLOATING_IP, {}).get('free', 0) > 0)
+        # an address has capacity one and nothing reserved (its
+        # registration's inventory): free is no booking over the window
+        count = len(ledger.free_units(
+            session, others + wanted, db_fips.FLOATING_IP, start, end,
+            db_fips.KIND)) if others or wanted else 0
         text = '%s; %d of the %d reservable address(es) it could take ' \
             'are free over the whole window' % (head, count,
                                                 len(others) + len(wanted))

@@ -464,7 +464,7 @@ def test_place_units_takes_the_lowest_addresses_free_of_the_class(
     _never_over(ctx)
 
 
-def test_free_units_agrees_with_the_overlap_read(ctx):
+def test_free_units_agrees_with_the_overlap_read(ctx, monkeypatch):
     """The one-statement read of :func:`ledger._free_units` (with a limit)
     against the two-statement overlap read, over random bookings of
     capacity-one providers and of a provider of capacity two."""
@@ -494,6 +494,12 @@ def test_free_units_agrees_with_the_overlap_read(ctx):
             exact = ledger._free_of(session, ids, start, end, 'floatingip',
                                     None, 'FLOATING_IP')
         assert quick == exact[:limit], (start, end, limit)
+        # the public read, a prefix of the candidates at a time
+        monkeypatch.setattr(ledger, 'UNIT_CHUNKS', (2, 3))
+        with db_api.reader(ctx) as session:
+            assert ledger.free_units(session, list(reversed(ids)),
+                                     'FLOATING_IP', start, end,
+                                     'floatingip') == exact, (start, end)
 
 
 def test_window_read_by_level_finds_every_overlapping_booking(ctx):

@@ -464,7 +464,7 @@ def _around(session, host_ids, start, end, low, high, mine):
     ``start`` and the earliest start at or after ``end`` (None beyond
     ``low``/``high``).  One grouped statement over the hosts' own ranges
     of the ``(provider, start, end)`` index, bounded below by the longest
-    booking's length (``climate.db.ledger.started_after``, one seek)."""
+    booking's length (``climate.db.ledger.overlapping``, one seek)."""
     overlapping = sa.and_(Book.start_date < end, Book.end_date > start)
     query = sa.select(
         Book.provider_id,
@@ -472,8 +472,7 @@ def _around(session, host_ids, start, end, low, high, mine):
         sa.func.max(sa.case((Book.end_date <= start, Book.end_date))),
         sa.func.min(sa.case((Book.start_date >= end, Book.start_date))),
     ).where(Book.provider_id.in_(sorted(provider(h) for h in host_ids)),
-            Book.start_date > ledger.started_after(session, low),
-            Book.start_date < high, Book.end_date > low,
+            ledger.overlapping(session, low, high),
             mine).group_by(Book.provider_id)
     return {int(p): (bool(busy), prev_end, next_start)
             for p, busy, prev_end, next_start in session.execute(query)}
@@ -593,8 +592,7 @@ def busy_intervals(ctx, host_ids, time_from, time_to=None,
     with db_api.reader(ctx) as session:
         if time_to is not None:
             query = query.where(
-                Book.start_date > ledger.started_after(session, time_from),
-                Book.start_date < time_to)
+                ledger.overlapping(session, time_from, time_to))
         for provider_id, start, end in session.execute(query):
             busy.setdefault(int(provider_id), []).append((start, end))
     return busy

@@ -22,6 +22,7 @@ MOVES = 40
 THREADS = 20
 HOST_FACTS = {'vcpus': 16, 'memory_mb': 65536, 'local_gb': 400}
 
+
 def _reservation(rng, i):
     if i % 3 == 0:
         low = rng.randint(1, 2)

@@ -14,6 +14,7 @@
 nova-scheduler runs ``ClimateFilter`` (the ``cloud`` fixture loads it).
 """
 
+import datetime
 import time
 import uuid
 
@@ -575,7 +576,6 @@ def _iso(seconds):
 
 
 def _minute(offset_seconds=0):
-    import datetime
     when = datetime.datetime.now(datetime.timezone.utc) + \
         datetime.timedelta(seconds=offset_seconds)
     return when.strftime('%Y-%m-%d %H:%M')
@@ -586,7 +586,6 @@ def _this_minute(margin=25):
     "now"; first waits for the next minute when fewer than ``margin``
     seconds are left in this one: Blazar (and Climate) refuse a start in
     a minute that is over by the time the stack's lease is created."""
-    import datetime
     second = datetime.datetime.now(datetime.timezone.utc).second
     if second > 60 - margin:
         time.sleep(60.5 - second)

@@ -484,6 +484,7 @@ def test_free_units_agrees_with_the_overlap_read(ctx, monkeypatch):
         except exceptions.Conflict:
             pass
     ids = names + ['wide']
+    monkeypatch.setattr(ledger, 'UNIT_CHUNKS', (2, 3))
     for _ in range(80):
         start = at(rng.randint(0, 220))
         end = start + H * rng.choice([1, 3, 24])
@@ -495,7 +496,6 @@ def test_free_units_agrees_with_the_overlap_read(ctx, monkeypatch):
                                     None, 'FLOATING_IP')
         assert quick == exact[:limit], (start, end, limit)
         # the public read, a prefix of the candidates at a time
-        monkeypatch.setattr(ledger, 'UNIT_CHUNKS', (2, 3))
         with db_api.reader(ctx) as session:
             assert ledger.free_units(session, list(reversed(ids)),
                                      'FLOATING_IP', start, end,

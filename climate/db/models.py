@@ -197,6 +197,72 @@ class IdempotencyKey(Base):
     expires_at = sa.Column(sa.DateTime, nullable=False)
 
 
+# -- webhooks -----------------------------------------------------------------
+
+class Webhook(Base):
+    """An endpoint a project registered for its leases' notices
+    (``climate.manager.webhooks``)."""
+
+    __tablename__ = 'webhooks'
+    __table_args__ = (
+        # a project's webhooks, oldest first (the list, and the fan-out of
+        # every notice of its leases)
+        sa.Index('ix_webhooks_project', 'project_id', 'created_at'),
+    )
+
+    id = sa.Column(sa.String(36), primary_key=True, default=_uuid)
+    project_id = sa.Column(sa.String(255), nullable=False)
+    url = sa.Column(sa.String(2048), nullable=False)
+    # write-only: the API never shows it; bodies are signed with it
+    secret = sa.Column(sa.String(255), nullable=False)
+    # the event types delivered to it; null: all of them
+    event_types = sa.Column(sa.JSON, nullable=True)
+    created_at = sa.Column(sa.DateTime, nullable=False, default=_now)
+
+
+#: A delivery's body: a lease's view, which may outgrow TEXT on MariaDB.
+DELIVERY_BODY = sa.Text().with_variant(mysql.MEDIUMTEXT(), 'mysql', 'mariadb')
+
+
+class WebhookDelivery(Base):
+    """One notice for one webhook: written with the event's DONE, then
+    POSTed by the managers' delivery workers until it is delivered or
+    gives up."""
+
+    __tablename__ = 'webhook_deliveries'
+    __table_args__ = (
+        # an event's notice is recorded once per webhook, however often
+        # the event's transaction is tried
+        sa.UniqueConstraint('webhook_id', 'event_id',
+                            name='uniq_webhook_deliveries0webhook0event'),
+        # the claim: pending deliveries due first
+        sa.Index('ix_webhook_deliveries_status_next', 'status',
+                 'next_attempt_at'),
+    )
+
+    id = sa.Column(sa.String(36), primary_key=True, default=_uuid)
+    webhook_id = sa.Column(sa.String(36),
+                           sa.ForeignKey('webhooks.id', ondelete='CASCADE'),
+                           nullable=False)
+    project_id = sa.Column(sa.String(255), nullable=False)
+    # no foreign keys: the log outlives the lease and its events
+    lease_id = sa.Column(sa.String(36), nullable=False)
+    event_id = sa.Column(sa.String(36), nullable=False)
+    event_type = sa.Column(sa.String(66), nullable=False)
+    # the JSON text POSTed (and signed) on every attempt
+    body = sa.Column(DELIVERY_BODY, nullable=False)
+    status = sa.Column(sa.String(16), nullable=False)
+    attempts = sa.Column(sa.Integer, nullable=False, default=0)
+    # when a worker should next try it: a retry's time, or a claim's end
+    next_attempt_at = sa.Column(sa.DateTime, nullable=False)
+    last_status_code = sa.Column(sa.Integer, nullable=True)
+    last_error = sa.Column(sa.Text, nullable=True)
+    claimed_by = sa.Column(sa.String(255), nullable=True)
+    claim_token = sa.Column(sa.String(36), nullable=True)
+    created_at = sa.Column(sa.DateTime, nullable=False, default=_now)
+    delivered_at = sa.Column(sa.DateTime, nullable=True)
+
+
 # -- physical:host ------------------------------------------------------------
 
 #: Property values compare byte by byte on every engine (as the filter

@@ -18,6 +18,9 @@ History (also in doc/source/api-microversions.rst):
 * 1.6 - ``POST /v1/volumes/availability`` (earliest windows where a
   volume reservation fits, with the gigabytes free) and ``GET
   /v1/volume-pools/allocations`` (the reservations holding each pool).
+* 1.7 - ``/v1/webhooks`` (a project's endpoints for its leases' notices:
+  list, show, create, delete; the secret is write-only) and ``GET
+  /v1/webhooks/{id}/deliveries`` (the delivery log).
 """
 
 import re
@@ -30,7 +33,7 @@ SERVICE_TYPE = 'reservation'
 HEADER = 'OpenStack-API-Version'
 ENVIRON_KEY = 'climate.microversion'
 
-VERSIONS = ('1.0', '1.1', '1.2', '1.3', '1.4', '1.5', '1.6')
+VERSIONS = ('1.0', '1.1', '1.2', '1.3', '1.4', '1.5', '1.6', '1.7')
 MIN = VERSIONS[0]
 MAX = VERSIONS[-1]
 

@@ -12,9 +12,10 @@ from climate.conf import outages
 from climate.conf import paths
 from climate.conf import stacks
 from climate.conf import volumes
+from climate.conf import webhooks
 
 CONF = cfg.CONF
 
 for _module in (paths, api, manager, clients, hosts, outages,
-                volumes, floatingips, networks, stacks):
+                volumes, floatingips, networks, stacks, webhooks):
     _module.register_opts(CONF)

@@ -15,9 +15,10 @@ from climate.conf import outages
 from climate.conf import paths
 from climate.conf import stacks
 from climate.conf import volumes
+from climate.conf import webhooks
 
 _MODULES = [paths, api, manager, clients, hosts, outages, volumes,
-            floatingips, networks, stacks]
+            floatingips, networks, stacks, webhooks]
 
 DEFAULT_SQLITE = 'sqlite:///$state_path/climate.sqlite'
 

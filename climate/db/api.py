@@ -521,20 +521,22 @@ def _claim_query(status, event_type, run_order, skip_locked):
     return query
 
 
-def next_due(ctx, run_order=None):
+def next_due(ctx, run_order=None, event_types=None):
     """The earliest ``due_at`` of an event that could run, or None.
 
     :param run_order: ``{event_type: rank}``; events waiting for an earlier
         one of their lease are left out (see :func:`events_claim`), and so
         are events of other types (users' own events, which the engine
         never claims: an overdue one would keep it from sleeping).
+    :param event_types: the types the engine claims, when they are more
+        than ``run_order``'s (a notice that waits for nothing).
     """
+    types = sorted(set(event_types or ()) | set(run_order or ()))
     with reader(ctx) as session:
         query = session.query(sa.func.min(models.Event.due_at)).filter(
             models.Event.status.in_(_UNFINISHED), _not_blocked(run_order))
-        if run_order:
-            query = query.filter(
-                models.Event.event_type.in_(sorted(run_order)))
+        if types:
+            query = query.filter(models.Event.event_type.in_(types))
         return query.scalar()
 
 

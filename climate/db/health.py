@@ -18,11 +18,11 @@ def event_backlog(ctx, now):
 
     Due: UNDONE with ``due_at <= now``, or IN_PROGRESS whose claim expired
     (``due_at`` holds the claim's expiry); two index ranges of
-    ``ix_events_status_due``.  Only the engine's own event types count:
-    a user's event (``notification``...) stays UNDONE until its delivery
-    is built, and would otherwise look overdue forever.
+    ``ix_events_status_due``.  Only the event types the engine runs
+    count (its own, and users' ``notification``): another type of a
+    user's stays UNDONE forever, and would otherwise look overdue.
     """
-    engine_types = _EVENTS.c.event_type.in_(lease_input.EVENT_TYPES)
+    engine_types = _EVENTS.c.event_type.in_(lease_input.RUN_EVENT_TYPES)
     due = sa.and_(_EVENTS.c.status.in_([states.UNDONE, states.IN_PROGRESS]),
                   _EVENTS.c.due_at <= now, engine_types)
     with db_api.reader(ctx) as session:

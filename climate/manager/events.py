@@ -34,6 +34,15 @@ Several managers run one engine each against the same database.  An engine
    expired;
 4. sleeps until the next due time, or until woken by a fanout RPC from a
    manager that changed a lease.
+
+A user's event of type ``notification`` (and the lease's before-end
+notice) is a notice: running it sends ``climate.lease.event.notification``
+(``climate.lease.before_end``) and writes one delivery per matching
+webhook of the lease's project in the transaction that marks the event
+DONE (``climate.manager.webhooks``), which the managers' delivery workers
+send afterwards: a notice is recorded exactly once, and no endpoint ever
+holds a lease up.  A notification waits for no other event of its lease
+and holds none back.
 """
 
 import concurrent.futures
@@ -54,6 +63,7 @@ from climate.manager import heartbeat
 from climate.manager import lease_input
 from climate.manager import trusts
 from climate.manager import views
+from climate.manager import webhooks
 from climate.notifications import lease as lease_notifications
 from climate import states
 
@@ -68,8 +78,10 @@ _RUN_ORDER = {lease_input.START: 0, lease_input.BEFORE_END: 1,
               lease_input.END: 2}
 # Across leases, due events are claimed ends first (they free resources that
 # starts due at the same moment may need), then starts (users wait on them),
-# then before-end notices.
-_CLAIM_ORDER = (lease_input.END, lease_input.START, lease_input.BEFORE_END)
+# then before-end notices and users' notifications (notices both: nothing
+# waits for them).
+_CLAIM_ORDER = (lease_input.END, lease_input.START, lease_input.BEFORE_END,
+                lease_input.NOTIFICATION)
 _WAIT_FOR_EARLIER = datetime.timedelta(seconds=1)
 # How long a saturated engine waits for more free slots before claiming.
 _REFILL_WAIT = 0.05
@@ -77,7 +89,9 @@ _REFILL_WAIT = 0.05
 
 _NOTIFICATION = {lease_input.START: lease_notifications.START,
                  lease_input.END: lease_notifications.END,
-                 lease_input.BEFORE_END: lease_notifications.BEFORE_END}
+                 lease_input.BEFORE_END: lease_notifications.BEFORE_END,
+                 lease_input.NOTIFICATION:
+                     lease_notifications.EVENT_NOTIFICATION}
 
 
 class ClaimLost(Exception):
@@ -99,6 +113,9 @@ class EventEngine:
         self.owner = owner
         self.plugins = plugins
         self.notifier = notifier
+        #: called (no argument) after an event recorded webhook
+        #: deliveries: the manager's delivery worker looks at once
+        self.deliveries_recorded = None
         self.heartbeat = heartbeat.Heartbeat(
             owner, on_takeover=wake_all or self.wake)
         self._wakeup = threading.Event()
@@ -157,7 +174,7 @@ class EventEngine:
     def _sleep(self, ctx):
         timeout = CONF.manager.max_sleep
         try:
-            nxt = db_api.next_due(ctx, _RUN_ORDER)
+            nxt = db_api.next_due(ctx, _RUN_ORDER, _CLAIM_ORDER)
         except Exception:
             LOG.exception('Cannot read the next due time')
             nxt = None
@@ -232,7 +249,10 @@ class EventEngine:
             # the lease's next event, due already but not claimable while
             # this one ran, can be claimed now
             self.wake()
-            self._notify(ctx, event_type, lease)
+            if event_type in webhooks.DELIVERED_TYPES and \
+                    self.deliveries_recorded is not None:
+                self.deliveries_recorded()
+            self._notify(ctx, event_type, lease, event_id)
         except ClaimLost:
             LOG.info('Event %s was taken over by another manager (or its '
                      'claim released: this manager was declared dead)',
@@ -289,6 +309,11 @@ class EventEngine:
                 # the lease was rescheduled after the claim
                 self._release(event, event.time)
                 return None, None
+            if event.event_type == lease_input.NOTIFICATION:
+                # a notice of the user's: no plugin, no order, one
+                # transaction
+                event.attempts += 1
+                return event.event_type, self._apply(ctx, lease, event)
             rank = _RUN_ORDER[event.event_type]
             # (a user's own event, of another type, never runs here and
             # blocks nothing)
@@ -339,10 +364,11 @@ class EventEngine:
         caller's transaction); returns the lease view to notify."""
         view = views.lease(lease)
         event_view = views.event(event)
+        notice = event.event_type == lease_input.NOTIFICATION
         for res, res_view in views.in_run_order(
                 event.event_type != lease_input.END,
                 zip(lease.reservations, view['reservations'])):
-            if res.status == states.RES_DELETED:
+            if notice or res.status == states.RES_DELETED:
                 continue
             plugin = self.plugins.get(res.resource_type)
             if event.event_type == lease_input.START:
@@ -372,7 +398,12 @@ class EventEngine:
         event.last_error = None
         event.claimed_by = event.claim_token = None
         db_api.flush(ctx)
-        return views.lease(lease)
+        result = views.lease(lease)
+        if event.event_type in webhooks.DELIVERED_TYPES:
+            # with the event's DONE: recorded once, whoever runs it
+            webhooks.enqueue(ctx, lease.project_id, result,
+                             views.event(event), dates.utcnow())
+        return result
 
     @db_api.retry_on_deadlock
     def _failed(self, ctx, event_id, token, exc, counted=True):
@@ -410,5 +441,12 @@ class EventEngine:
                     event.event_type, event.attempts, limit, reason,
                     retry_at.strftime('%Y-%m-%d %H:%M:%S')))[:4000]
 
-    def _notify(self, ctx, event_type, lease):
-        self.notifier.send(ctx, _NOTIFICATION[event_type], lease)
+    def _notify(self, ctx, event_type, lease, event_id=None):
+        if event_type != lease_input.NOTIFICATION:
+            self.notifier.send(ctx, _NOTIFICATION[event_type], lease)
+            return
+        # which of the lease's notices this is
+        event = next((ev for ev in lease['events'] if ev['id'] == event_id),
+                     None)
+        self.notifier.send(ctx, _NOTIFICATION[event_type], lease,
+                           event=event)

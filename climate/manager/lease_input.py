@@ -19,6 +19,13 @@ END = 'end_lease'
 BEFORE_END = 'before_end_lease'
 #: The events Climate makes and its event engine runs.
 EVENT_TYPES = (START, END, BEFORE_END)
+#: A user's event that the engine runs too (once, at its time): a notice
+#: sent as a notification and to the project's webhooks
+#: (``climate.manager.webhooks``).  Other types a user gives are kept and
+#: shown, never run.
+NOTIFICATION = 'notification'
+#: Every event type the engine claims and runs.
+RUN_EVENT_TYPES = EVENT_TYPES + (NOTIFICATION,)
 
 #: The fields of a user's own event: Heat's ``OS::Blazar::Lease`` sends
 #: ``event_type`` and ``time``, python-blazarclient's ``--event``
@@ -120,7 +127,9 @@ def user_events(raw, now):
     makes; Climate takes the fields Heat's ``OS::Blazar::Lease`` and
     python-blazarclient send and refuses the rest, and the engine's own
     types (a second ``start_lease`` would start the lease twice).  They
-    are shown among the lease's events and never run by the event engine.
+    are shown among the lease's events; those of type ``notification``
+    are run by the event engine at their time (:data:`NOTIFICATION`), the
+    others never.
     """
     if not raw:
         return []

@@ -202,10 +202,13 @@ class LeaseService:
         if values['before_end_date'] is not None:
             events.append(_event_values(lease_input.BEFORE_END,
                                         values['before_end_date']))
-        # the engine wakes for its own events only: it never runs a user's
-        due_times = [ev['due_at'] for ev in events]
-        events += [_event_values(event_type, when)
-                   for event_type, when in values['events']]
+        user_events = [_event_values(event_type, when)
+                       for event_type, when in values['events']]
+        # the engine wakes for the events it runs only: its own and users'
+        # notifications, never another type of a user's
+        due_times = [ev['due_at'] for ev in events + user_events
+                     if ev['event_type'] in lease_input.RUN_EVENT_TYPES]
+        events += user_events
         row_values = {
             'name': values['name'],
             'start_date': values['start_date'],

@@ -454,6 +454,24 @@ class ManagerAPI:
     def instance_availability(self, ctx, query):
         return self._call(ctx, 'instance_availability', query=query)
 
+    # -- /v1/webhooks (climate.manager.webhooks) -----------------------------
+
+    def webhook_list(self, ctx, project_id=None):
+        return self._call(ctx, 'webhook_list', project_id=project_id)
+
+    def webhook_get(self, ctx, webhook_id):
+        return self._call(ctx, 'webhook_get', webhook_id=webhook_id)
+
+    def webhook_create(self, ctx, body):
+        return self._call(ctx, 'webhook_create', body=body)
+
+    def webhook_delete(self, ctx, webhook_id):
+        return self._call(ctx, 'webhook_delete', webhook_id=webhook_id)
+
+    def webhook_deliveries(self, ctx, webhook_id, limit):
+        return self._call(ctx, 'webhook_deliveries', webhook_id=webhook_id,
+                          limit=limit)
+
     def wake_all(self, ctx):
         """Tell every manager's event engine to look for due events.
 

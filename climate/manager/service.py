@@ -24,6 +24,7 @@ from climate.manager import rpcapi
 from climate.manager import body_filler
 from climate.manager import trust_sweeper
 from climate.manager import volume_pools
+from climate.manager import webhooks
 from climate.notifications import lease as lease_notifications
 from climate import rpc
 
@@ -114,6 +115,9 @@ class ManagerService:
         self.trust_sweeper = trust_sweeper.TrustSweeper()
         self.body_filler = body_filler.BodyFiller()
         self.key_purger = idempotency.KeyPurger()
+        self.webhooks = webhooks.DeliveryWorker(self.host)
+        # a notice the engine ran is sent at once by this manager
+        self.engine.deliveries_recorded = self.webhooks.wake
 
     def _wake_all(self):
         self.engine.wake()
@@ -137,13 +141,15 @@ class ManagerService:
             outages.guard(instances.InstancesEndpoint(self.plugins)),
             outages.guard(volume_pools.VolumePoolsEndpoint(self.plugins)),
             outages.guard(floatingips.FloatingIPsEndpoint(self.plugins)),
-            outages.guard(networks.NetworksEndpoint(self.plugins))])
+            outages.guard(networks.NetworksEndpoint(self.plugins)),
+            outages.guard(webhooks.WebhooksEndpoint())])
         self._server.start()
         self.engine.start()
         self.healer.start()
         self.trust_sweeper.start()
         self.body_filler.start()
         self.key_purger.start()
+        self.webhooks.start()
         LOG.info('climate-manager %s started (plugins: %s)', self.host,
                  ', '.join(CONF.manager.plugins))
 
@@ -156,6 +162,9 @@ class ManagerService:
         self.body_filler.stop()
         self.key_purger.stop()
         self.engine.stop()
+        # after the engine: its last events' deliveries are claimed or left
+        # pending for the other managers
+        self.webhooks.stop()
         if self._server is not None:
             self._server.wait()
         LOG.info('climate-manager %s stopped', self.host)

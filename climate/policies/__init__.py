@@ -10,6 +10,7 @@ from climate.policies import instances
 from climate.policies import leases
 from climate.policies import networks
 from climate.policies import volume_pools
+from climate.policies import webhooks
 
 
 def list_rules():
@@ -18,4 +19,5 @@ def list_rules():
                                 volume_pools.list_rules(),
                                 floatingips.list_rules(),
                                 networks.list_rules(),
+                                webhooks.list_rules(),
                                 health.list_rules()))

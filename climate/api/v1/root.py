@@ -10,6 +10,7 @@ from climate.api.v1 import leases
 from climate.api.v1 import networks
 from climate.api.v1 import volume_pools
 from climate.api.v1 import volumes
+from climate.api.v1 import webhooks
 
 
 class V1Controller:
@@ -20,6 +21,7 @@ class V1Controller:
     floatingips = floatingips.FloatingIPsController()  # Blazar's 1.0
     networks = networks.NetworksController()  # Blazar's (Chameleon's) 1.0
     health = health.HealthController()  # admin only
+    webhooks = webhooks.WebhooksController()  # 1.7
 
     @pecan.expose('json')
     def index(self):

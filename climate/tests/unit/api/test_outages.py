@@ -353,9 +353,9 @@ def test_health_reports_database_bus_and_backlog(env):
 
 def test_health_shows_overdue_events(env):
     # a lease whose events are overdue: put them in the past by hand; its
-    # user event (which the engine never runs) is overdue too, and is not
-    # counted
-    body = _body('late', events=[{'event_type': 'notification',
+    # user event of a type the engine never runs is overdue too, and is
+    # not counted
+    body = _body('late', events=[{'event_type': 'reminder',
                                   'time': FAR['start']}])
     lease = _create(env, body).json['lease']
     env.manager.engine.stop()
@@ -364,7 +364,7 @@ def test_health_shows_overdue_events(env):
     with db_api.writer(ctx) as session:
         session.execute(sa.update(models.Event).where(
             models.Event.lease_id == lease['id'],
-            models.Event.event_type.in_(['start_lease', 'notification'])
+            models.Event.event_type.in_(['start_lease', 'reminder'])
         ).values(due_at=past))
         lease_json.changed(session, (lease['id'],))
     resp = env.request('GET', '/v1/health', persona='admin')

@@ -49,7 +49,7 @@ class Notifier:
     def __init__(self):
         self.sent = []
 
-    def send(self, ctx, action, lease):
+    def send(self, ctx, action, lease, event=None):
         self.sent.append((action, lease['id']))
 
 

@@ -32,6 +32,8 @@ PRECREATED_VERSION = '1.4'
 VOLUME_POOLS_VERSION = '1.5'
 # 1.6: volume availability search, and the volume pools' allocations
 VOLUME_AVAILABILITY_VERSION = '1.6'
+# 1.7: /v1/webhooks
+WEBHOOKS_VERSION = '1.7'
 PRECREATED_FIELDS = ('server_id', 'server', 'on_end')
 
 
@@ -270,6 +272,43 @@ class Volumes(_Manager):
                           version=VOLUME_AVAILABILITY_VERSION)['availability']
 
 
+class Webhooks(_Manager):
+    """/v1/webhooks (microversion 1.7): a project's endpoints for its
+    leases' notices; the secret is write-only."""
+
+    def _hook(self, method, path, **kwargs):
+        return self._call(method, '/webhooks' + path,
+                          version=WEBHOOKS_VERSION, **kwargs)
+
+    def list(self, project_id=None):
+        params = {'project_id': project_id} if project_id else None
+        return self._hook('GET', '', params=params)['webhooks']
+
+    def get(self, webhook_id):
+        return self._hook('GET', '/%s' % _quote(webhook_id))['webhook']
+
+    def create(self, body):
+        return self._hook('POST', '', body=body)['webhook']
+
+    def delete(self, webhook_id):
+        self._hook('DELETE', '/%s' % _quote(webhook_id))
+
+    def deliveries(self, webhook_id, limit=None):
+        """The delivery log, newest first."""
+        params = {'limit': limit} if limit else None
+        return self._hook('GET', '/%s/deliveries' % _quote(webhook_id),
+                          params=params)['deliveries']
+
+    def find(self, webhook_id):
+        """The webhook with this id (webhooks have no name)."""
+        try:
+            return self.get(webhook_id)
+        except APIError as exc:
+            if exc.status != 404:
+                raise
+        raise NotFound('No webhook with an id of %r exists.' % webhook_id)
+
+
 class VolumePools(_Manager):
     """/v1/volume-pools (microversion 1.5, admin)."""
 
@@ -440,6 +479,7 @@ class Client:
         self.instances = Instances(self)
         self.volumes = Volumes(self)
         self.volume_pools = VolumePools(self)
+        self.webhooks = Webhooks(self)
         self.floatingips = FloatingIPs(self)
         self.networks = Networks(self)
 

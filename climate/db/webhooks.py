@@ -32,7 +32,7 @@ def _dicts(rows):
     return [dict(row._mapping) for row in rows]
 
 
-# -- webhooks ----------------------------------------------------------------
+# -- webhooks -----------------------------------------------------------------
 
 def webhook_insert(ctx, values):
     """Write a webhook row (``values`` complete but for defaults); returns
@@ -94,7 +94,7 @@ def webhooks_of_project(ctx, project_id):
                 _WEBHOOKS.c.created_at, _WEBHOOKS.c.id)))
 
 
-# -- deliveries ----------------------------------------------------------------
+# -- deliveries ---------------------------------------------------------------
 
 def deliveries_insert(ctx, rows):
     """Write delivery rows in the caller's transaction (the event's)."""
@@ -197,11 +197,14 @@ def delivery_finish(ctx, delivery_id, token, values):
 
 
 @db_api.retry_on_deadlock
-def deliveries_release(ctx, owner, now):
-    """Give back a stopping manager's claims: due again at ``now``."""
+def deliveries_release(ctx, owner, ids, now):
+    """Give back claims a stopping manager made and never attempted: due
+    again at ``now``."""
     with db_api.writer(ctx) as session:
         session.connection().execute(_DELIVERIES.update().where(
+            _DELIVERIES.c.id.in_(ids),
             _DELIVERIES.c.status == PENDING,
             _DELIVERIES.c.claimed_by == owner).values(
-            claimed_by=None, claim_token=None,
-            next_attempt_at=now))
+            claimed_by=None, claim_token=None, next_attempt_at=now,
+            # the claim counted an attempt that was never made
+            attempts=_DELIVERIES.c.attempts - 1))

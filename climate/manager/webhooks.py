@@ -69,7 +69,7 @@ CREATE_FIELDS = ('url', 'secret', 'event_types')
 _ANSWER_KEPT = 200
 
 
-# -- pure pieces ---------------------------------------------------------------
+# -- pure pieces --------------------------------------------------------------
 
 def sign(secret, body):
     """``sha256=<hex HMAC-SHA256 of body>``, the signature header's value.
@@ -221,7 +221,7 @@ def delivery_view(row):
     return view
 
 
-# -- the event's side: recording deliveries --------------------------------------
+# -- the event's side: recording deliveries -----------------------------------
 
 def enqueue(ctx, project_id, lease_view, event_view, now):
     """Write one delivery per webhook of ``project_id`` wanting the
@@ -249,7 +249,7 @@ def enqueue(ctx, project_id, lease_view, event_view, now):
     return len(rows)
 
 
-# -- the API's side ---------------------------------------------------------------
+# -- the API's side -----------------------------------------------------------
 
 def _scope(ctx):
     """The project a caller is confined to; None for admins."""
@@ -336,7 +336,7 @@ class WebhooksEndpoint:
         return self.service.deliveries(ctx, webhook_id, limit)
 
 
-# -- the sender ---------------------------------------------------------------------
+# -- the sender ---------------------------------------------------------------
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     """A redirect is an answer, not a new target: following it would
@@ -386,6 +386,9 @@ class DeliveryWorker:
         self._pool = concurrent.futures.ThreadPoolExecutor(
             self._workers, thread_name_prefix='climate-webhook')
         self._slots = threading.Semaphore(self._workers)
+        # ids claimed and not yet attempted: what stop() gives back
+        self._held = set()
+        self._held_lock = threading.Lock()
 
     def start(self):
         """Start the worker's loop in a thread of its own."""
@@ -401,9 +404,14 @@ class DeliveryWorker:
         if self._thread is not None:
             self._thread.join(timeout)
         self._pool.shutdown(wait=True, cancel_futures=True)
+        with self._held_lock:
+            held = sorted(self._held)
+        if not held:
+            return  # no database call: a manager stopping in an outage
         try:
             db_webhooks.deliveries_release(
-                climate_context.admin_context(), self.owner, dates.utcnow())
+                climate_context.admin_context(), self.owner, held,
+                dates.utcnow())
         except Exception:
             LOG.exception('Could not give back the claimed deliveries; '
                           'they are sent again when their claims expire')
@@ -466,6 +474,8 @@ class DeliveryWorker:
             raise
         for _ in range(free - len(claimed)):
             self._slots.release()
+        with self._held_lock:
+            self._held.update(d['id'] for d in claimed)
         for delivery in claimed:
             future = self._pool.submit(self.deliver, ctx, delivery, token)
             future.add_done_callback(lambda _f: self._slots.release())
@@ -474,6 +484,8 @@ class DeliveryWorker:
     def deliver(self, ctx, delivery, token):
         """One attempt at a claimed delivery, and its outcome recorded;
         never raises."""
+        with self._held_lock:
+            self._held.discard(delivery['id'])
         try:
             code, error = self._attempt(delivery)
             self._record(ctx, delivery, token, code, error)

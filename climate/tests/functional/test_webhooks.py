@@ -13,7 +13,6 @@ the middle of its POSTs.
 import collections
 import datetime
 import http.server
-import json
 import os
 import threading
 import time

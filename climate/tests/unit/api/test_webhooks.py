@@ -4,6 +4,7 @@ the signature verifies, 500s are retried with backoff, delivery gives up
 after ``max_attempts``, a dead endpoint never holds the lease up, and the
 delivery log shows all of it through the API (microversion 1.7)."""
 
+import datetime
 import http.server
 import json
 import threading
@@ -11,7 +12,10 @@ import time
 
 import pytest
 
+from climate import context
+from climate import dates
 from climate.db import models
+from climate.db import webhooks as db_webhooks
 from climate.manager import webhooks
 from climate.tests import fixtures
 
@@ -224,3 +228,39 @@ def test_event_types_filter_and_other_projects(env):
 def test_recorded_once_per_webhook_and_event(env):
     rows = env.rows(models.WebhookDelivery)
     assert len({(r.webhook_id, r.event_id) for r in rows}) == len(rows)
+
+
+def test_claims_never_overlap_and_unattempted_ones_go_back(env):
+    hook = _hook(env, 'http://192.0.2.1/never-sent')
+    ctx = context.admin_context()
+    # due in an hour: the manager's own worker leaves them alone
+    later = dates.utcnow() + datetime.timedelta(hours=1)
+    rows = [{'id': 'claim-test-%d' % i, 'webhook_id': hook['id'],
+             'project_id': 'project-a', 'lease_id': 'l',
+             'event_id': 'e%d' % i,
+             'event_type': 'notification', 'body': '{}',
+             'status': db_webhooks.PENDING, 'attempts': 0,
+             'next_attempt_at': later, 'created_at': later}
+            for i in range(6)]
+    db_webhooks.deliveries_insert(ctx, rows)
+    ttl = datetime.timedelta(seconds=60)
+    at = later + datetime.timedelta(seconds=1)
+    first = db_webhooks.deliveries_claim(ctx, 'a', 'token-a', at, 4, ttl)
+    second = db_webhooks.deliveries_claim(ctx, 'b', 'token-b', at, 4, ttl)
+    assert (len(first), len(second)) == (4, 2)
+    assert not {d['id'] for d in first} & {d['id'] for d in second}
+    assert {d['url'] for d in first} == {hook['url']}
+    assert db_webhooks.deliveries_claim(ctx, 'c', 'token-c', at, 4,
+                                        ttl) == []
+    # an outcome is recorded only under the claim's own token
+    assert not db_webhooks.delivery_finish(
+        ctx, first[0]['id'], 'token-b', {'status': 'delivered'})
+    assert db_webhooks.delivery_finish(
+        ctx, first[0]['id'], 'token-a', {'status': 'delivered'})
+    # b stops before attempting its two: due again, attempt not counted
+    db_webhooks.deliveries_release(ctx, 'b', [d['id'] for d in second], at)
+    back = [db_webhooks.delivery_get(ctx, d['id']) for d in second]
+    assert [(d['claimed_by'], d['attempts'], d['next_attempt_at'])
+            for d in back] == [(None, 0, at)] * 2
+    env.request('DELETE', '/v1/webhooks/' + hook['id'], version=VERSION)
+    assert db_webhooks.delivery_get(ctx, first[1]['id']) is None

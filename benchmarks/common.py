@@ -247,9 +247,10 @@ class LeanClient:
 # -- bulk rows ----------------------------------------------------------------
 
 def lease_rows(name, start, end, project='bench', created=None,
-               status='PENDING', event_status='UNDONE'):
-    """The rows Climate writes for a lease with one noop reservation and
-    its start/before_end/end events: ``(lease, reservation, events)``."""
+               status='PENDING', event_status='UNDONE', resource_type='noop'):
+    """The rows Climate writes for a lease with one reservation (noop by
+    default) and its start/before_end/end events: ``(lease, reservation,
+    events)``."""
     lid = str(uuid.uuid4())
     created = created or procs.utcnow().replace(microsecond=0)
     lease = dict(
@@ -258,9 +259,9 @@ def lease_rows(name, start, end, project='bench', created=None,
         status_reason=None, degraded=False, created_at=created,
         updated_at=None)
     reservation = dict(
-        id=str(uuid.uuid4()), lease_id=lid, resource_type='noop',
+        id=str(uuid.uuid4()), lease_id=lid, resource_type=resource_type,
         resource_id=None, status='pending', params={},
-        missing_resources=False, resources_changed=False,
+        missing_resources=False, resources_changed=False, part_of=None,
         created_at=created, updated_at=None)
     # before_end as Climate puts it by default: 60 minutes before the end,
     # not before the start

@@ -21,6 +21,10 @@ History (also in doc/source/api-microversions.rst):
 * 1.7 - ``/v1/webhooks`` (a project's endpoints for its leases' notices:
   list, show, create, delete; the secret is write-only) and ``GET
   /v1/webhooks/{id}/deliveries`` (the delivery log).
+* 1.8 - ``GET /v1/usage`` (a project's reserved resource-hours over a
+  period: consumed, committed, held now; per lease) and ``GET
+  /v1/usage/capacity`` (reserved against reservable capacity by class,
+  step by step; administrators).
 """
 
 import re
@@ -33,7 +37,7 @@ SERVICE_TYPE = 'reservation'
 HEADER = 'OpenStack-API-Version'
 ENVIRON_KEY = 'climate.microversion'
 
-VERSIONS = ('1.0', '1.1', '1.2', '1.3', '1.4', '1.5', '1.6', '1.7')
+VERSIONS = ('1.0', '1.1', '1.2', '1.3', '1.4', '1.5', '1.6', '1.7', '1.8')
 MIN = VERSIONS[0]
 MAX = VERSIONS[-1]
 

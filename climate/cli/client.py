@@ -34,6 +34,8 @@ VOLUME_POOLS_VERSION = '1.5'
 VOLUME_AVAILABILITY_VERSION = '1.6'
 # 1.7: /v1/webhooks
 WEBHOOKS_VERSION = '1.7'
+# 1.8: /v1/usage
+USAGE_VERSION = '1.8'
 PRECREATED_FIELDS = ('server_id', 'server', 'on_end')
 
 
@@ -272,6 +274,33 @@ class Volumes(_Manager):
                           version=VOLUME_AVAILABILITY_VERSION)['availability']
 
 
+class Usage(_Manager):
+    """/v1/usage (microversion 1.8)."""
+
+    def get(self, project_id=None, start=None, end=None, by_lease=False):
+        """A project's reserved resource-hours over a period (the
+        caller's project and the current month by default), per lease
+        too with ``by_lease``."""
+        params = {k: v for k, v in (('project_id', project_id),
+                                    ('start', start), ('end', end))
+                  if v is not None}
+        if by_lease:
+            params['by_lease'] = 'true'
+        return self._call('GET', '/usage', params=params,
+                          version=USAGE_VERSION)['usage']
+
+    def capacity(self, start=None, end=None, step=None,
+                 resource_class=None):
+        """Reserved against reservable capacity by class, step by step
+        (administrators)."""
+        params = {k: v for k, v in (('start', start), ('end', end),
+                                    ('step', step),
+                                    ('resource_class', resource_class))
+                  if v is not None}
+        return self._call('GET', '/usage/capacity', params=params,
+                          version=USAGE_VERSION)['capacity']
+
+
 class Webhooks(_Manager):
     """/v1/webhooks (microversion 1.7): a project's endpoints for its
     leases' notices; the secret is write-only."""
@@ -480,6 +509,7 @@ class Client:
         self.volumes = Volumes(self)
         self.volume_pools = VolumePools(self)
         self.webhooks = Webhooks(self)
+        self.usage = Usage(self)
         self.floatingips = FloatingIPs(self)
         self.networks = Networks(self)
 

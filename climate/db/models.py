@@ -541,3 +541,32 @@ class LedgerBooking(Base):
     start_date = sa.Column(sa.DateTime, nullable=False)
     end_date = sa.Column(sa.DateTime, nullable=False)
     span_level = sa.Column(sa.SmallInteger, nullable=False)
+
+
+class UsageRecord(Base):
+    """What a reservation held before it was released for good: one
+    ledger booking cut at the moment its lease ended or was deleted
+    (``climate.db.usage``).  The ledger forgets released bookings; usage
+    and billing read these, so a lease's consumption outlives it."""
+
+    __tablename__ = 'usage_records'
+    __table_args__ = (
+        # a project's usage over a period
+        sa.Index('ix_usage_records_project_window', 'project_id',
+                 'end_date', 'start_date'),
+        # the cloud-wide planning view over a period
+        sa.Index('ix_usage_records_window', 'end_date', 'start_date'),
+    )
+
+    id = sa.Column(sa.BigInteger().with_variant(sa.Integer, 'sqlite'),
+                   primary_key=True, autoincrement=True)
+    # no foreign keys: a record outlives its lease and reservation
+    project_id = sa.Column(sa.String(255), nullable=False)
+    lease_id = sa.Column(sa.String(36), nullable=False)
+    lease_name = sa.Column(sa.String(255), nullable=False)
+    reservation_id = sa.Column(sa.String(36), nullable=False)
+    resource_type = sa.Column(sa.String(66), nullable=False)
+    resource_class = sa.Column(LEDGER_KEY, nullable=False)
+    amount = sa.Column(sa.BigInteger, nullable=False)
+    start_date = sa.Column(sa.DateTime, nullable=False)
+    end_date = sa.Column(sa.DateTime, nullable=False)

@@ -58,6 +58,7 @@ from oslo_utils import timeutils
 from climate import context as climate_context
 from climate import dates
 from climate.db import api as db_api
+from climate.db import usage as db_usage
 from climate import exceptions
 from climate.manager import heartbeat
 from climate.manager import lease_input
@@ -364,6 +365,10 @@ class EventEngine:
         caller's transaction); returns the lease view to notify."""
         view = views.lease(lease)
         event_view = views.event(event)
+        if event.event_type == lease_input.END:
+            # what the lease held is kept before its bookings go
+            with db_api.writer(ctx) as session:
+                db_usage.record_consumed(session, lease.id, dates.utcnow())
         notice = event.event_type == lease_input.NOTIFICATION
         for res, res_view in views.in_run_order(
                 event.event_type != lease_input.END,

@@ -16,6 +16,7 @@ from oslo_log import log as logging
 from climate import dates
 from climate.db import api as db_api
 from climate.db import models
+from climate.db import usage as db_usage
 from climate import exceptions
 from climate.manager import lease_input
 from climate.manager import trusts
@@ -458,10 +459,12 @@ class LeaseService:
     @db_api.retry_on_deadlock
     def _delete(self, ctx, lease_id):
         self._refuse_if_busy(ctx, lease_id)
-        with db_api.writer(ctx):
+        with db_api.writer(ctx) as session:
             lease = db_api.lease_get(ctx, lease_id, _scope(ctx),
                                      for_update=True)
             view = views.lease(lease)
+            # what an active lease held until now outlives it
+            db_usage.record_consumed(session, lease.id, dates.utcnow())
             reclaim = lease.status in (states.ACTIVE, states.ERROR)
             for res, res_view in views.in_run_order(
                     False, zip(lease.reservations, view['reservations'])):

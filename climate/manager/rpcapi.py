@@ -472,6 +472,14 @@ class ManagerAPI:
         return self._call(ctx, 'webhook_deliveries', webhook_id=webhook_id,
                           limit=limit)
 
+    # -- /v1/usage (climate.manager.usage) ------------------------------------
+
+    def usage(self, ctx, query):
+        return self._call(ctx, 'usage', query=query)
+
+    def usage_capacity(self, ctx, query):
+        return self._call(ctx, 'usage_capacity', query=query)
+
     def wake_all(self, ctx):
         """Tell every manager's event engine to look for due events.
 

@@ -23,6 +23,7 @@ from climate.manager import plugins as plugin_registry
 from climate.manager import rpcapi
 from climate.manager import body_filler
 from climate.manager import trust_sweeper
+from climate.manager import usage
 from climate.manager import volume_pools
 from climate.manager import webhooks
 from climate.notifications import lease as lease_notifications
@@ -142,7 +143,8 @@ class ManagerService:
             outages.guard(volume_pools.VolumePoolsEndpoint(self.plugins)),
             outages.guard(floatingips.FloatingIPsEndpoint(self.plugins)),
             outages.guard(networks.NetworksEndpoint(self.plugins)),
-            outages.guard(webhooks.WebhooksEndpoint())])
+            outages.guard(webhooks.WebhooksEndpoint()),
+            outages.guard(usage.UsageEndpoint())])
         self._server.start()
         self.engine.start()
         self.healer.start()

@@ -183,6 +183,7 @@ class ClimateEnvironment:
         for model in (models.Lease, models.Reservation, models.Event,
                       models.Allocation, models.NoopAction,
                       models.LedgerBooking, models.LedgerInventory,
+                      models.UsageRecord,
                       models.ComputeHost,
                       models.HostCapability, models.ResourceProperty):
             columns = [c.key for c in sa.inspect(model).columns]

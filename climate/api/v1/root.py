@@ -8,6 +8,7 @@ from climate.api.v1 import hosts
 from climate.api.v1 import instances
 from climate.api.v1 import leases
 from climate.api.v1 import networks
+from climate.api.v1 import usage
 from climate.api.v1 import volume_pools
 from climate.api.v1 import volumes
 from climate.api.v1 import webhooks
@@ -22,6 +23,7 @@ class V1Controller:
     networks = networks.NetworksController()  # Blazar's (Chameleon's) 1.0
     health = health.HealthController()  # admin only
     webhooks = webhooks.WebhooksController()  # 1.7
+    usage = usage.UsageController()  # 1.8
 
     @pecan.expose('json')
     def index(self):

@@ -1,0 +1,45 @@
+"""/v1/usage (microversion 1.8): reserved resource-hours.
+
+* ``GET /v1/usage``: one project's usage over a period (``start``,
+  ``end``; per lease with ``by_lease``), the caller's own project unless
+  an administrator names another (``project_id``);
+* ``GET /v1/usage/capacity``, administrators: reserved against
+  reservable capacity by class, step by step (``step``,
+  ``resource_class``).
+
+See doc/source/usage.rst.
+"""
+
+import pecan
+from pecan import rest
+
+from climate.api import microversion
+from climate.api.v1 import hosts as hosts_api
+from climate.api.v1 import inventory
+
+VERSION = microversion.Version.parse('1.8')
+PREFIX = 'climate:usage:%s'
+
+
+class CapacityController(rest.RestController):
+    """``/v1/usage/capacity``."""
+
+    @pecan.expose('json')
+    def get_all(self):
+        ctx = inventory.authorize(PREFIX, 'capacity', VERSION)
+        query = hosts_api._query(('start', 'end', 'step', 'resource_class'))
+        return {'capacity': inventory.rpc().usage_capacity(ctx, query)}
+
+
+class UsageController(rest.RestController):
+    """``/v1/usage``."""
+
+    capacity = CapacityController()
+
+    @pecan.expose('json')
+    def get_all(self):
+        ctx = inventory.authorize(PREFIX, 'get', VERSION)
+        query = hosts_api._query(('project_id', 'start', 'end', 'by_lease'))
+        if query.get('project_id', ctx.project_id) != ctx.project_id:
+            inventory.authorize(PREFIX, 'get:all_projects')
+        return {'usage': inventory.rpc().usage(ctx, query)}

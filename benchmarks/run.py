@@ -1,6 +1,6 @@
 """Climate benchmarks: python benchmarks/run.py [post] [list] [lag] [hosts]
 [instances] [volumes]
-[floatingips] [stacks] [floor] [ledger] [takeover] [usage]
+[floatingips] [stacks] [floor] [ledger] [takeover] [usage] [quotas]
 
 Each benchmark starts its own climate-api (2 threads) and climate-manager
 processes on a fresh MariaDB database and RabbitMQ vhost (the functional
@@ -35,6 +35,7 @@ import bench_ledger  # noqa: E402
 import bench_lag  # noqa: E402
 import bench_list  # noqa: E402
 import bench_post  # noqa: E402
+import bench_quotas  # noqa: E402
 import bench_stacks  # noqa: E402
 import bench_takeover  # noqa: E402
 import bench_usage  # noqa: E402
@@ -48,7 +49,8 @@ BENCHMARKS = {'post': bench_post.run, 'list': bench_list.run,
               'floatingips': bench_floatingips.run,
               'stacks': bench_stacks.run,
               'floor': bench_floor.run, 'ledger': bench_ledger.run,
-              'takeover': bench_takeover.run, 'usage': bench_usage.run}
+              'takeover': bench_takeover.run, 'usage': bench_usage.run,
+              'quotas': bench_quotas.run}
 
 
 def main(argv):

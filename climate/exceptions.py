@@ -484,3 +484,19 @@ class NotEnoughNetworks(Conflict):
 class CantUpdateNetworkReservation(InvalidInput):
     msg_fmt = ("Network reservation cannot be updated with requested "
                "parameters. %(msg)s")
+
+
+class QuotaExceeded(ClimateException):
+    """A lease beyond its project's limits (``/v1/quotas``): the limit,
+    what the project would hold, and what would fit."""
+
+    code = 403
+    msg_fmt = "Quota exceeded: %(reason)s"
+
+
+class ApprovalRefused(ClimateException):
+    """The operator's approval service ([quotas] approval_url) said no,
+    or could not be asked and Climate fails closed."""
+
+    code = 403
+    msg_fmt = "The lease was not approved: %(reason)s"

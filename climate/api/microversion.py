@@ -25,6 +25,8 @@ History (also in doc/source/api-microversions.rst):
   period: consumed, committed, held now; per lease) and ``GET
   /v1/usage/capacity`` (reserved against reservable capacity by class,
   step by step; administrators).
+* 1.9 - ``/v1/quotas/{project_id}`` (GET, PUT, DELETE: a project's limits
+  on leases, checked at every create and update).
 """
 
 import re
@@ -37,7 +39,8 @@ SERVICE_TYPE = 'reservation'
 HEADER = 'OpenStack-API-Version'
 ENVIRON_KEY = 'climate.microversion'
 
-VERSIONS = ('1.0', '1.1', '1.2', '1.3', '1.4', '1.5', '1.6', '1.7', '1.8')
+VERSIONS = ('1.0', '1.1', '1.2', '1.3', '1.4', '1.5', '1.6', '1.7', '1.8',
+            '1.9')
 MIN = VERSIONS[0]
 MAX = VERSIONS[-1]
 

@@ -36,6 +36,8 @@ VOLUME_AVAILABILITY_VERSION = '1.6'
 WEBHOOKS_VERSION = '1.7'
 # 1.8: /v1/usage
 USAGE_VERSION = '1.8'
+# 1.9: /v1/quotas
+QUOTAS_VERSION = '1.9'
 PRECREATED_FIELDS = ('server_id', 'server', 'on_end')
 
 
@@ -338,6 +340,27 @@ class Webhooks(_Manager):
         raise NotFound('No webhook with an id of %r exists.' % webhook_id)
 
 
+class Quotas(_Manager):
+    """/v1/quotas (microversion 1.9)."""
+
+    def list(self):
+        """The defaults and the projects with limits of their own
+        (administrators)."""
+        return self._call('GET', '/quotas', version=QUOTAS_VERSION)['quotas']
+
+    def get(self, project_id):
+        return self._call('GET', '/quotas/%s' % _quote(project_id),
+                          version=QUOTAS_VERSION)['quota']
+
+    def update(self, project_id, body):
+        return self._call('PUT', '/quotas/%s' % _quote(project_id),
+                          body=body, version=QUOTAS_VERSION)['quota']
+
+    def delete(self, project_id):
+        self._call('DELETE', '/quotas/%s' % _quote(project_id),
+                   version=QUOTAS_VERSION)
+
+
 class VolumePools(_Manager):
     """/v1/volume-pools (microversion 1.5, admin)."""
 
@@ -510,6 +533,7 @@ class Client:
         self.volume_pools = VolumePools(self)
         self.webhooks = Webhooks(self)
         self.usage = Usage(self)
+        self.quotas = Quotas(self)
         self.floatingips = FloatingIPs(self)
         self.networks = Networks(self)
 

@@ -10,6 +10,7 @@ from climate.conf import manager
 from climate.conf import networks
 from climate.conf import outages
 from climate.conf import paths
+from climate.conf import quotas
 from climate.conf import stacks
 from climate.conf import volumes
 from climate.conf import webhooks
@@ -17,5 +18,5 @@ from climate.conf import webhooks
 CONF = cfg.CONF
 
 for _module in (paths, api, manager, clients, hosts, outages,
-                volumes, floatingips, networks, stacks, webhooks):
+                volumes, floatingips, networks, stacks, webhooks, quotas):
     _module.register_opts(CONF)

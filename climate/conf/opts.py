@@ -13,12 +13,13 @@ from climate.conf import manager
 from climate.conf import networks
 from climate.conf import outages
 from climate.conf import paths
+from climate.conf import quotas
 from climate.conf import stacks
 from climate.conf import volumes
 from climate.conf import webhooks
 
 _MODULES = [paths, api, manager, clients, hosts, outages, volumes,
-            floatingips, networks, stacks, webhooks]
+            floatingips, networks, stacks, webhooks, quotas]
 
 DEFAULT_SQLITE = 'sqlite:///$state_path/climate.sqlite'
 

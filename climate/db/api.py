@@ -322,6 +322,23 @@ def lease_records(values, reservations, events):
         **lease)
 
 
+#: ``session.info`` key: ``{lease id: project id}`` of the leases a
+#: transaction wrote or read the project of (:func:`lease_project`).
+_PROJECTS = 'climate.lease_projects'
+
+
+def lease_project(session, lease_id):
+    """The project of a lease, read once per transaction (the ledger
+    writes it on each booking; a create's lease is known without a
+    read)."""
+    known = session.info.setdefault(_PROJECTS, {})
+    if lease_id not in known:
+        known[lease_id] = session.execute(sa.select(
+            models.Lease.project_id).where(
+            models.Lease.id == lease_id)).scalar()
+    return known[lease_id]
+
+
 def lease_insert(ctx, records, body):
     """Insert a lease with its reservations and events (``records`` from
     :func:`lease_records`) and ``body``, its listing's JSON text as
@@ -349,6 +366,9 @@ def lease_insert(ctx, records, body):
                          [vars(r) for r in records.reservations])
         if records.events:
             conn.execute(_INSERT_EVENTS, [vars(e) for e in records.events])
+        # the ledger's bookings of the lease carry its project
+        session.info.setdefault(_PROJECTS, {})[lease['id']] = \
+            lease['project_id']
 
 
 def reservation_set_resource(ctx, lease_id, reservation_id, resource_id):

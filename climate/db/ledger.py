@@ -212,7 +212,17 @@ def started_after(session, when):
     on the providers it bounds, it sees every booking of theirs: any
     other booking written meanwhile is on providers not locked by the
     caller."""
-    level = session.execute(sa.select(sa.func.max(Book.span_level))).scalar()
+    return start_bound(when, longest_level(session))
+
+
+def longest_level(session):
+    """The highest ``span_level`` of any booking (None with none): one
+    seek, for callers bounding several windows (:func:`start_bound`)."""
+    return session.execute(sa.select(sa.func.max(Book.span_level))).scalar()
+
+
+def start_bound(when, level):
+    """:func:`started_after` of ``when`` given :func:`longest_level`."""
     if level is None:
         return _OLDEST
     try:
@@ -313,6 +323,9 @@ def _insert(session, reservation_id, lease_id, expanded, start, end):
                  end_date=end, span_level=level)
             for (provider, cls), amount in sorted(expanded.items())]
     if rows:
+        project_id = db_api.lease_project(session, lease_id)
+        for row in rows:
+            row['project_id'] = project_id
         session.execute(sa.insert(Book), rows)
 
 

@@ -526,6 +526,11 @@ class LedgerBooking(Base):
         # physical:host: the bookings ending within a stretch of time
         sa.Index('ix_ledger_bookings_end', 'end_date', 'start_date',
                  'provider_id'),
+        # quotas (climate.db.quotas): a project's bookings of a class
+        # over a window, and their sums (covering)
+        sa.Index('ix_ledger_bookings_project', 'project_id',
+                 'resource_class', 'start_date', 'end_date', 'amount',
+                 'lease_id'),
     )
 
     id = sa.Column(sa.String(36), primary_key=True, default=_uuid)
@@ -535,6 +540,9 @@ class LedgerBooking(Base):
     # no index: nothing looks bookings up by lease, and each index of
     # random keys costs every insert a page
     lease_id = sa.Column(sa.String(36), nullable=False)
+    # the lease's project (climate.db.ledger writes it): what the
+    # project's quotas weigh, without reading each of its leases
+    project_id = sa.Column(sa.String(255), nullable=True)
     provider_id = sa.Column(LEDGER_KEY, nullable=False)
     resource_class = sa.Column(LEDGER_KEY, nullable=False)
     amount = sa.Column(sa.BigInteger, nullable=False)
@@ -556,6 +564,11 @@ class UsageRecord(Base):
                  'end_date', 'start_date'),
         # the cloud-wide planning view over a period
         sa.Index('ix_usage_records_window', 'end_date', 'start_date'),
+        # quotas: a project's consumption of a class within a budget
+        # period (covering)
+        sa.Index('ix_usage_records_project_class', 'project_id',
+                 'resource_class', 'end_date', 'start_date', 'amount',
+                 'lease_id'),
     )
 
     id = sa.Column(sa.BigInteger().with_variant(sa.Integer, 'sqlite'),
@@ -570,3 +583,23 @@ class UsageRecord(Base):
     amount = sa.Column(sa.BigInteger, nullable=False)
     start_date = sa.Column(sa.DateTime, nullable=False)
     end_date = sa.Column(sa.DateTime, nullable=False)
+
+
+class ProjectQuota(TimestampMixin, Base):
+    """A project's own limits (``climate.db.quotas``); a null column
+    takes the configured default (``[quotas]``), -1 is no limit.
+
+    Its row is also the lock two creates of the project take to check
+    their concurrent and budget limits one after the other: a project
+    without limits of its own gets a row of nulls the first time."""
+
+    __tablename__ = 'project_quotas'
+
+    project_id = sa.Column(sa.String(255), primary_key=True)
+    max_lease_duration = sa.Column(sa.BigInteger, nullable=True)
+    max_extension = sa.Column(sa.BigInteger, nullable=True)
+    # {class: amount}
+    max_concurrent = sa.Column(sa.JSON, nullable=True)
+    # {class: resource-hours}
+    budget = sa.Column(sa.JSON, nullable=True)
+    budget_period = sa.Column(sa.String(16), nullable=True)

@@ -122,6 +122,14 @@ def _split(table, start, end, now):
             sa.func.sum(current).label('current'))
 
 
+def held_seconds(table, start, end):
+    """Column: ``amount * seconds`` of a row of ``table`` (bookings or
+    records) within ``[start, end)``; rows must overlap it."""
+    start, end = _at(start), _at(end)
+    return table.amount * _Seconds(_Later(table.start_date, start),
+                                   _Earlier(table.end_date, end))
+
+
 def record_consumed(session, lease_id, now):
     """Copy what the lease's bookings held up to ``now`` into
     ``usage_records`` (one INSERT ... SELECT), before its reservations
@@ -211,3 +219,4 @@ def reservable(session, resource_class=None):
     if resource_class is not None:
         query = query.where(Inv.resource_class == resource_class)
     return session.execute(query).all()
+

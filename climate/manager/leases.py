@@ -19,6 +19,7 @@ from climate.db import models
 from climate.db import usage as db_usage
 from climate import exceptions
 from climate.manager import lease_input
+from climate.manager import quotas
 from climate.manager import trusts
 from climate.manager import views
 from climate.notifications import lease as lease_notifications
@@ -137,6 +138,8 @@ class LeaseService:
             body, now, CONF.api.max_name_length,
             CONF.manager.minutes_before_end_lease)
         validated = self._validated(ctx, values['reservations'])
+        # before anything is written or locked: the service may be slow
+        quotas.approve(ctx, 'create', body)
         trust_id = trusts.create(ctx)
         try:
             result, due_times = self._create(ctx, values, validated,
@@ -223,7 +226,7 @@ class LeaseService:
                          'params': item.params,
                          'status': states.RES_PENDING}
                         for item in validated]
-        with db_api.writer(ctx):
+        with db_api.writer(ctx) as session:
             # a taken name is caught by the unique key (lease_insert raises
             # LeaseNameAlreadyExists): no query ahead of the insert
             lease = db_api.lease_records(row_values, reservations, events)
@@ -247,6 +250,9 @@ class LeaseService:
                     db_api.reservation_set_resource(ctx, lease.id, res.id,
                                                     resource_id)
                     res.resource_id = resource_id
+            # after the bookings: the project's limits weigh them too
+            quotas.enforce(session, ctx.project_id, lease.id,
+                           values['start_date'], values['end_date'])
             db_api.flush(ctx)
             db_api.refresh_records(ctx, lease.reservations)
             result = views.lease(lease)
@@ -265,7 +271,9 @@ class LeaseService:
         """
         now = dates.utcnow()
         self._refuse_if_busy(ctx, lease_id)
-        with db_api.writer(ctx):
+        if body:
+            quotas.approve(ctx, 'update', dict(body, id=lease_id))
+        with db_api.writer(ctx) as session:
             lease = db_api.lease_get(ctx, lease_id, _scope(ctx),
                                      for_update=True)
             if lease.status in states.LEASE_BUSY:
@@ -340,6 +348,10 @@ class LeaseService:
             for res_id in sorted(rebooked):
                 to_prepare.update(self._rebook_parts(ctx, lease,
                                                      by_id[res_id]))
+            if changes or dates_moved:
+                quotas.enforce(session, lease.project_id, lease.id,
+                               lease.start_date, lease.end_date,
+                               old_end=current['end_date'])
             db_api.flush(ctx)
             result = views.lease(lease)
         if changes:

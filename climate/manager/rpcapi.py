@@ -480,6 +480,20 @@ class ManagerAPI:
     def usage_capacity(self, ctx, query):
         return self._call(ctx, 'usage_capacity', query=query)
 
+    # -- /v1/quotas (climate.manager.quotas) ---------------------------------
+
+    def quota_list(self, ctx):
+        return self._call(ctx, 'quota_list')
+
+    def quota_get(self, ctx, project_id):
+        return self._call(ctx, 'quota_get', project_id=project_id)
+
+    def quota_set(self, ctx, project_id, body):
+        return self._call(ctx, 'quota_set', project_id=project_id, body=body)
+
+    def quota_delete(self, ctx, project_id):
+        return self._call(ctx, 'quota_delete', project_id=project_id)
+
     def wake_all(self, ctx):
         """Tell every manager's event engine to look for due events.
 

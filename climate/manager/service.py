@@ -20,6 +20,7 @@ from climate.manager import leases
 from climate.manager import networks
 from climate.manager import outages
 from climate.manager import plugins as plugin_registry
+from climate.manager import quotas
 from climate.manager import rpcapi
 from climate.manager import body_filler
 from climate.manager import trust_sweeper
@@ -144,7 +145,8 @@ class ManagerService:
             outages.guard(floatingips.FloatingIPsEndpoint(self.plugins)),
             outages.guard(networks.NetworksEndpoint(self.plugins)),
             outages.guard(webhooks.WebhooksEndpoint()),
-            outages.guard(usage.UsageEndpoint())])
+            outages.guard(usage.UsageEndpoint()),
+            outages.guard(quotas.QuotasEndpoint())])
         self._server.start()
         self.engine.start()
         self.healer.start()

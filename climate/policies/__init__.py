@@ -9,6 +9,7 @@ from climate.policies import hosts
 from climate.policies import instances
 from climate.policies import leases
 from climate.policies import networks
+from climate.policies import quotas
 from climate.policies import usage
 from climate.policies import volume_pools
 from climate.policies import webhooks
@@ -22,4 +23,5 @@ def list_rules():
                                 networks.list_rules(),
                                 webhooks.list_rules(),
                                 usage.list_rules(),
+                                quotas.list_rules(),
                                 health.list_rules()))

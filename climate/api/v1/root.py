@@ -8,6 +8,7 @@ from climate.api.v1 import hosts
 from climate.api.v1 import instances
 from climate.api.v1 import leases
 from climate.api.v1 import networks
+from climate.api.v1 import quotas
 from climate.api.v1 import usage
 from climate.api.v1 import volume_pools
 from climate.api.v1 import volumes
@@ -24,6 +25,7 @@ class V1Controller:
     health = health.HealthController()  # admin only
     webhooks = webhooks.WebhooksController()  # 1.7
     usage = usage.UsageController()  # 1.8
+    quotas = quotas.QuotasController()  # 1.9
 
     @pecan.expose('json')
     def index(self):

@@ -1,7 +1,8 @@
 """Usage's SQL on MariaDB and PostgreSQL: every project's usage over
 random periods equals a brute-force recomputation over the ledger and the
-usage records (climate.tests.unit.db.usage_checks; SQLite runs the same
-check in the unit tests)."""
+usage records, and so are the quota checks' reads of the project index
+(climate.tests.unit.db.usage_checks; SQLite runs the same checks in the
+unit tests)."""
 
 from climate import context
 from climate.db import api as db_api
@@ -16,5 +17,6 @@ def test_usage_equals_a_brute_force_recomputation(database):
         ctx = context.admin_context()
         usage_checks.populate(ctx, 11, leases=200)
         usage_checks.check(ctx, 11)
+        usage_checks.check_quota_reads(ctx, 11)
     finally:
         db_api.get_engine().dispose()

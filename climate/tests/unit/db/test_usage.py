@@ -17,6 +17,12 @@ def test_usage_equals_a_brute_force_recomputation(ctx, seed):
     usage_checks.check(ctx, seed)
 
 
+@pytest.mark.parametrize('seed', [5, 6])
+def test_quota_reads_equal_a_brute_force(ctx, seed):
+    usage_checks.populate(ctx, seed)
+    usage_checks.check_quota_reads(ctx, seed)
+
+
 def test_records_keep_what_was_held_until_the_cut(ctx):
     usage_checks.populate(ctx, 3, leases=20)
     now = usage_checks.NOW

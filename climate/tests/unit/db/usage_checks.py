@@ -19,6 +19,7 @@ import sqlalchemy as sa
 from climate.db import api as db_api
 from climate.db import ledger
 from climate.db import models
+from climate.db import quotas as db_quotas
 from climate.db import usage as db_usage
 
 NOW = datetime.datetime(2090, 6, 1, 12, 0, 0)
@@ -41,9 +42,10 @@ def populate(ctx, seed, leases=60):
                 minutes=rng.randint(-3000, 3000))
             end = start + datetime.timedelta(minutes=rng.randint(1, 2000))
             lease_id = str(uuid.uuid4())
+            project_id = rng.choice(PROJECTS)
             session.execute(sa.insert(models.Lease), [dict(
                 id=lease_id, name='lease-%03d' % n,
-                project_id=rng.choice(PROJECTS), start_date=start,
+                project_id=project_id, start_date=start,
                 end_date=end, status='ACTIVE', created_at=NOW)])
             for r in range(rng.randint(1, 2)):
                 res_id = str(uuid.uuid4())
@@ -58,7 +60,7 @@ def populate(ctx, seed, leases=60):
                     b_start = b_start.replace(microsecond=0)
                     session.execute(sa.insert(models.LedgerBooking), [dict(
                         id=str(uuid.uuid4()), reservation_id=res_id,
-                        lease_id=lease_id,
+                        lease_id=lease_id, project_id=project_id,
                         provider_id='prov-%d' % rng.randint(1, 5),
                         resource_class=cls, amount=rng.randint(1, 64),
                         start_date=b_start, end_date=end,
@@ -174,4 +176,36 @@ def check(ctx, seed):
                 for p, f, _c in brute_force(session, project_id, start,
                                             end, NOW).values())
     # the data exercised something
+    assert checked > 50
+
+
+def check_quota_reads(ctx, seed):
+    """What the quota checks read from the project index (the bookings
+    of some classes over a window, and their resource-seconds with a
+    lease's share) equals the brute force over bookings and records."""
+    rng = random.Random(seed)
+    checked = 0
+    with db_api.reader(ctx) as session:
+        everything = _everything(session)
+        for start, end in periods(seed):
+            for project_id in PROJECTS:
+                classes = rng.sample(CLASSES, rng.randint(1, 3))
+                mine = [r for r in everything if r[0] == project_id and
+                        r[3] in classes and r[5] < end and r[6] > start]
+                lease = rng.choice(mine)[1] if mine else None
+                got = sorted(tuple(r) for r in db_quotas.holdings(
+                    session, project_id, classes, start, end, NOW))
+                want = sorted((r[1], r[3], r[5], r[6], r[4]) for r in mine)
+                assert got == want, (project_id, start, end)
+                sums = {}
+                for r in mine:
+                    seconds = r[4] * _seconds(max(r[5], start),
+                                              min(r[6], end))
+                    held, own = sums.get(r[3], (0, 0))
+                    sums[r[3]] = (held + seconds, own + (
+                        seconds if r[1] == lease else 0))
+                assert db_quotas.held_within(
+                    session, project_id, classes, start, end, lease,
+                    NOW) == sums, (project_id, start, end)
+                checked += len(mine)
     assert checked > 50

@@ -45,6 +45,9 @@ def upgrade():
                     ['project_id', 'end_date', 'start_date'])
     op.create_index('ix_usage_records_window', 'usage_records',
                     ['end_date', 'start_date'])
+    op.create_index('ix_usage_records_project_class', 'usage_records',
+                    ['project_id', 'resource_class', 'end_date',
+                     'start_date', 'amount', 'lease_id'])
 
 
 def downgrade():

@@ -1,0 +1,154 @@
+"""Project quotas' SQL: a project's own limits (``project_quotas``) and
+the lock its quota checks take turns on."""
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.dialects import sqlite
+
+from climate import dates
+from climate.db import api as db_api
+from climate.db import ledger
+from climate.db import models
+from climate.db import usage as db_usage
+
+Quota = models.ProjectQuota
+Book = models.LedgerBooking
+Record = models.UsageRecord
+
+#: The columns of a project's own limits.
+FIELDS = ('max_lease_duration', 'max_extension', 'max_concurrent', 'budget',
+          'budget_period')
+
+
+def _values(row):
+    return None if row is None else {f: getattr(row, f) for f in FIELDS}
+
+
+def get(session, project_id, lock=False, create=False):
+    """The project's own limits ``{field: value or None}``, or None when
+    it has no row.  ``lock``: lock the row for the rest of the
+    transaction (``SELECT ... FOR UPDATE``; SQLite's writers take turns
+    anyway); ``create``: make it first if need be (a row of nulls)."""
+    if create:
+        _ensure_row(session, project_id)
+    query = sa.select(*(getattr(Quota, f) for f in FIELDS)).where(
+        Quota.project_id == project_id)
+    if lock and db_api.dialect_name() != 'sqlite':
+        query = query.with_for_update()
+    return _values(session.connection().execute(query).first())
+
+
+def _ensure_row(session, project_id):
+    """A row of nulls for the project, unless it has one: concurrent
+    inserters of the same project wait for the first, then find it."""
+    values = {'project_id': project_id, 'created_at': models._now()}
+    name = db_api.dialect_name()
+    if name == 'postgresql':
+        statement = postgresql.insert(Quota).values(
+            **values).on_conflict_do_nothing()
+    elif name == 'sqlite':
+        statement = sqlite.insert(Quota).values(
+            **values).on_conflict_do_nothing()
+    else:
+        statement = mysql.insert(Quota).values(**values).prefix_with(
+            'IGNORE')
+    session.execute(statement)
+
+
+def put(session, project_id, values):
+    """Set some of the project's own limits (the others keep theirs)."""
+    _ensure_row(session, project_id)
+    session.execute(sa.update(Quota).where(
+        Quota.project_id == project_id).values(
+        updated_at=models._now(), **values))
+
+
+def delete(session, project_id):
+    """Forget the project's own limits (back to the defaults); True if
+    it had any row."""
+    return session.execute(sa.delete(Quota).where(
+        Quota.project_id == project_id)).rowcount > 0
+
+
+def every(session):
+    """``{project_id: own limits}`` of every project with a row."""
+    return {row.project_id: _values(row) for row in session.execute(
+        sa.select(Quota).order_by(Quota.project_id)).scalars()}
+
+
+def longest_level(session):
+    """``ledger.longest_level`` (one seek), which bounds the windows of
+    :func:`holdings` and :func:`held_within` below."""
+    return session.connection().execute(sa.select(
+        sa.func.max(Book.span_level))).scalar()
+
+
+def _after(session, start, level):
+    if level is _UNREAD:
+        level = longest_level(session)
+    return ledger.start_bound(start, level)
+
+
+_UNREAD = object()
+
+
+def holdings(session, project_id, classes, start, end, now=None,
+             level=_UNREAD):
+    """The project's bookings (and records, for a window reaching into
+    the past) of ``classes`` overlapping ``[start, end)``: ``(lease_id,
+    resource_class, start_date, end_date, amount)`` rows, read from one
+    range of the ``(project_id, resource_class, start_date, ...)`` index
+    (bounded below by the longest booking: ``level``, from
+    :func:`longest_level`, when the caller has read it).  ``now``: the
+    current time (records end by then)."""
+    classes = sorted(classes)
+    query = sa.select(
+        Book.lease_id, Book.resource_class, Book.start_date, Book.end_date,
+        Book.amount).where(
+        Book.project_id == project_id, Book.resource_class.in_(classes),
+        Book.start_date > _after(session, start, level),
+        Book.start_date < end, Book.end_date > start)
+    if start < (now or dates.utcnow()):
+        # records end in the past: none overlaps a window to come
+        query = query.union_all(sa.select(
+            Record.lease_id, Record.resource_class, Record.start_date,
+            Record.end_date, Record.amount).where(
+            Record.project_id == project_id,
+            Record.resource_class.in_(classes), Record.end_date > start,
+            Record.start_date < end))
+    # Core on the session's connection: the ORM's execute costs more
+    # than the statement
+    return session.connection().execute(query).all()
+
+
+def held_within(session, project_id, classes, start, end, lease_id=None,
+                now=None, level=_UNREAD):
+    """Resource-seconds the project's bookings and records of
+    ``classes`` hold within ``[start, end)``, and those of ``lease_id``
+    among them: ``{class: (all, the lease's)}``, summed in SQL over the
+    covering indexes (one statement, a row per class and table)."""
+    classes = sorted(classes)
+    parts = []
+    after = _after(session, start, level)
+    for table, where in (
+            (Book, (Book.start_date > after, Book.start_date < end,
+                    Book.end_date > start)),
+            (Record, (Record.end_date > start, Record.start_date < end))):
+        if table is Record and start >= (now or dates.utcnow()):
+            continue
+        seconds = db_usage.held_seconds(table, start, end)
+        parts.append(sa.select(
+            table.resource_class.label('resource_class'),
+            sa.func.sum(seconds).label('held'),
+            sa.func.sum(sa.case((table.lease_id == lease_id, seconds),
+                                else_=0)).label('own')
+        ).where(table.project_id == project_id,
+                table.resource_class.in_(classes), *where
+                ).group_by(table.resource_class))
+    query = parts[0] if len(parts) == 1 else sa.union_all(*parts)
+    out = {}
+    for cls, held, own in session.connection().execute(query):
+        before = out.get(cls, (0, 0))
+        out[cls] = (before[0] + int(held or 0), before[1] + int(own or 0))
+    return out

@@ -88,7 +88,9 @@ def populate(db, now, seed=1):
             if status == 'TERMINATED':
                 rows[4].append(dict(
                     project_id=project, lease_id=lease['id'],
-                    lease_name=lease['name'], reservation_id=res['id'],
+                    lease_name=lease['name'],
+                    lease_created_at=lease['created_at'],
+                    lease_start_date=start, reservation_id=res['id'],
                     resource_type=res['resource_type'], resource_class=cls,
                     amount=amount, start_date=start, end_date=end))
             else:

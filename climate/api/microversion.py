@@ -27,6 +27,8 @@ History (also in doc/source/api-microversions.rst):
   step by step; administrators).
 * 1.9 - ``/v1/quotas/{project_id}`` (GET, PUT, DELETE: a project's limits
   on leases, checked at every create and update).
+* 1.10 - ``GET /v1/billing`` (the bill of a period, JSON or CSV) and
+  ``GET|PUT /v1/billing/rates`` (the operator's rate table).
 """
 
 import re
@@ -40,7 +42,7 @@ HEADER = 'OpenStack-API-Version'
 ENVIRON_KEY = 'climate.microversion'
 
 VERSIONS = ('1.0', '1.1', '1.2', '1.3', '1.4', '1.5', '1.6', '1.7', '1.8',
-            '1.9')
+            '1.9', '1.10')
 MIN = VERSIONS[0]
 MAX = VERSIONS[-1]
 

@@ -38,6 +38,8 @@ WEBHOOKS_VERSION = '1.7'
 USAGE_VERSION = '1.8'
 # 1.9: /v1/quotas
 QUOTAS_VERSION = '1.9'
+# 1.10: /v1/billing
+BILLING_VERSION = '1.10'
 PRECREATED_FIELDS = ('server_id', 'server', 'on_end')
 
 
@@ -340,6 +342,30 @@ class Webhooks(_Manager):
         raise NotFound('No webhook with an id of %r exists.' % webhook_id)
 
 
+class Billing(_Manager):
+    """/v1/billing (microversion 1.10)."""
+
+    def get(self, project_id=None, start=None, end=None,
+            all_projects=False):
+        """The bill of a period: the caller's project, another or every
+        project (administrators)."""
+        params = {k: v for k, v in (('project_id', project_id),
+                                    ('start', start), ('end', end))
+                  if v is not None}
+        if all_projects:
+            params['all_projects'] = 'true'
+        return self._call('GET', '/billing', params=params,
+                          version=BILLING_VERSION)['billing']
+
+    def rates(self):
+        return self._call('GET', '/billing/rates',
+                          version=BILLING_VERSION)['rates']
+
+    def set_rates(self, rates):
+        return self._call('PUT', '/billing/rates', body=rates,
+                          version=BILLING_VERSION)['rates']
+
+
 class Quotas(_Manager):
     """/v1/quotas (microversion 1.9)."""
 
@@ -534,6 +560,7 @@ class Client:
         self.webhooks = Webhooks(self)
         self.usage = Usage(self)
         self.quotas = Quotas(self)
+        self.billing = Billing(self)
         self.floatingips = FloatingIPs(self)
         self.networks = Networks(self)
 

@@ -569,6 +569,8 @@ class UsageRecord(Base):
         sa.Index('ix_usage_records_project_class', 'project_id',
                  'resource_class', 'end_date', 'start_date', 'amount',
                  'lease_id'),
+        # a lease's notifications: what it consumed
+        sa.Index('ix_usage_records_lease', 'lease_id'),
     )
 
     id = sa.Column(sa.BigInteger().with_variant(sa.Integer, 'sqlite'),
@@ -577,6 +579,9 @@ class UsageRecord(Base):
     project_id = sa.Column(sa.String(255), nullable=False)
     lease_id = sa.Column(sa.String(36), nullable=False)
     lease_name = sa.Column(sa.String(255), nullable=False)
+    # billing: how far ahead the lease was made
+    lease_created_at = sa.Column(sa.DateTime, nullable=False)
+    lease_start_date = sa.Column(sa.DateTime, nullable=False)
     reservation_id = sa.Column(sa.String(36), nullable=False)
     resource_type = sa.Column(sa.String(66), nullable=False)
     resource_class = sa.Column(LEDGER_KEY, nullable=False)
@@ -603,3 +608,14 @@ class ProjectQuota(TimestampMixin, Base):
     # {class: resource-hours}
     budget = sa.Column(sa.JSON, nullable=True)
     budget_period = sa.Column(sa.String(16), nullable=True)
+
+
+class BillingRates(Base):
+    """The operator's rate table (``climate.db.billing``): one row, its
+    JSON as ``PUT /v1/billing/rates`` checked it."""
+
+    __tablename__ = 'billing_rates'
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=False)
+    rates = sa.Column(sa.JSON, nullable=False)
+    updated_at = sa.Column(sa.DateTime, nullable=False)

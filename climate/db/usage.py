@@ -15,6 +15,8 @@ and class, so the rows read are one per lease and class however many
 bookings a lease holds, and no lease is loaded.
 """
 
+import datetime
+
 import sqlalchemy as sa
 from sqlalchemy.ext import compiler
 from sqlalchemy.sql import expression
@@ -137,16 +139,16 @@ def record_consumed(session, lease_id, now):
     starting at ``now`` or later held nothing and are not copied."""
     cut = _Earlier(Book.end_date, _at(now))
     rows = sa.select(
-        Lease.project_id, Lease.id, Lease.name, Book.reservation_id,
-        Res.resource_type, Book.resource_class, Book.amount,
-        Book.start_date, cut
+        Lease.project_id, Lease.id, Lease.name, Lease.created_at,
+        Lease.start_date, Book.reservation_id, Res.resource_type,
+        Book.resource_class, Book.amount, Book.start_date, cut
     ).select_from(Lease).join(Res, Res.lease_id == Lease.id).join(
         Book, Book.reservation_id == Res.id
     ).where(Lease.id == lease_id, Book.start_date < _at(now))
     session.execute(sa.insert(Record).from_select(
-        ['project_id', 'lease_id', 'lease_name', 'reservation_id',
-         'resource_type', 'resource_class', 'amount', 'start_date',
-         'end_date'], rows))
+        ['project_id', 'lease_id', 'lease_name', 'lease_created_at',
+         'lease_start_date', 'reservation_id', 'resource_type',
+         'resource_class', 'amount', 'start_date', 'end_date'], rows))
 
 
 def project_rows(session, project_id, start, end, now, by_lease=False):
@@ -220,3 +222,25 @@ def reservable(session, resource_class=None):
         query = query.where(Inv.resource_class == resource_class)
     return session.execute(query).all()
 
+
+
+#: Bounds wide enough for any booking (MariaDB's DATETIME starts at 1000).
+_EVER = (datetime.datetime(1000, 1, 1), datetime.datetime(9999, 12, 31))
+
+
+def lease_rows(session, lease_id, now):
+    """What one lease holds and held: ``resource_type, resource_class,
+    past, future, current`` rows (amount-seconds before and from ``now``)
+    from its bookings and its records (those of a deleted lease
+    remain)."""
+    live = sa.select(
+        Res.resource_type, Book.resource_class, *_split(Book, *_EVER, now)
+    ).select_from(Res).join(Book, Book.reservation_id == Res.id).where(
+        Res.lease_id == lease_id).group_by(Res.resource_type,
+                                          Book.resource_class)
+    ended = sa.select(
+        Record.resource_type, Record.resource_class,
+        *_split(Record, *_EVER, now)
+    ).where(Record.lease_id == lease_id).group_by(Record.resource_type,
+                                                  Record.resource_class)
+    return session.connection().execute(sa.union_all(live, ended)).all()

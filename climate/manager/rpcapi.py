@@ -494,6 +494,18 @@ class ManagerAPI:
     def quota_delete(self, ctx, project_id):
         return self._call(ctx, 'quota_delete', project_id=project_id)
 
+    # -- /v1/billing (climate.manager.billing) -------------------------------
+
+    def billing_rates_get(self, ctx):
+        return self._call(ctx, 'billing_rates_get')
+
+    def billing_rates_set(self, ctx, body):
+        return self._call(ctx, 'billing_rates_set', body=body)
+
+    def billing_export(self, ctx, query, project_id=None):
+        return self._call(ctx, 'billing_export', query=query,
+                          project_id=project_id)
+
     def wake_all(self, ctx):
         """Tell every manager's event engine to look for due events.
 

@@ -22,6 +22,7 @@ from climate.manager import outages
 from climate.manager import plugins as plugin_registry
 from climate.manager import quotas
 from climate.manager import rpcapi
+from climate.manager import billing
 from climate.manager import body_filler
 from climate.manager import trust_sweeper
 from climate.manager import usage
@@ -146,7 +147,8 @@ class ManagerService:
             outages.guard(networks.NetworksEndpoint(self.plugins)),
             outages.guard(webhooks.WebhooksEndpoint()),
             outages.guard(usage.UsageEndpoint()),
-            outages.guard(quotas.QuotasEndpoint())])
+            outages.guard(quotas.QuotasEndpoint()),
+            outages.guard(billing.BillingEndpoint())])
         self._server.start()
         self.engine.start()
         self.healer.start()

@@ -52,8 +52,9 @@ def _text(query, name):
     return value
 
 
-def _period(query, now, default):
-    """``(start, end)`` of a query, each defaulting to ``default``'s."""
+def period(query, now, default):
+    """``(start, end)`` of a query, each defaulting to ``default``'s
+    (400 naming a bad one)."""
     start = default[0] if query.get('start') is None else dates.parse(
         query['start'], 'start', now)
     end = default[1] if query.get('end') is None else dates.parse(
@@ -76,7 +77,7 @@ def _flag(query, name):
     return _FLAGS[text]
 
 
-def _unknown(query, allowed):
+def refuse_unknown(query, allowed):
     unknown = sorted(set(query) - set(allowed))
     if unknown:
         raise exceptions.InvalidInput(
@@ -100,10 +101,10 @@ class UsageEndpoint:
         ``end``; the current month by default), and per lease with
         ``by_lease``: ``project_id`` defaults to the caller's (the API
         lets only administrators name another)."""
-        _unknown(query, USAGE_PARAMS)
+        refuse_unknown(query, USAGE_PARAMS)
         now = dates.utcnow()
         project_id = _text(query, 'project_id') or ctx.project_id
-        start, end = _period(query, now, month_of(now))
+        start, end = period(query, now, month_of(now))
         by_lease = _flag(query, 'by_lease')
         with db_api.reader(ctx) as session:
             rows = db_usage.project_rows(session, project_id, start, end,
@@ -120,9 +121,9 @@ class UsageEndpoint:
         """Reserved against reservable capacity by class, step by step
         over a period (``start``, ``end``: the next 30 days by default;
         ``step``: ``1h``, ``1d``... ; ``resource_class``: one class)."""
-        _unknown(query, CAPACITY_PARAMS)
+        refuse_unknown(query, CAPACITY_PARAMS)
         now = dates.utcnow()
-        start, end = _period(query, now, (now, now + DEFAULT_HORIZON))
+        start, end = period(query, now, (now, now + DEFAULT_HORIZON))
         step = dates.parse_duration(query.get('step') or DEFAULT_STEP,
                                     'step')
         if step.total_seconds() <= 0:

@@ -5,16 +5,22 @@ Event types: ``climate.lease.create``, ``.update``, ``.delete``, ``.start``,
 type ``notification`` ran; its payload adds ``event``).  The payload is
 versioned: consumers check ``version`` (MAJOR.MINOR; a MINOR bump only adds
 fields) and read ``lease``, the lease exactly as ``GET /v1/leases/{id}``
-shows it.  See doc/source/notifications.rst for the schema.
+shows it, and (1.1) ``usage``, its resource-hours consumed and committed
+by resource type and class, so that a meter needs not call back.  See
+doc/source/notifications.rst for the schema.
 """
 
 from oslo_log import log as logging
 
+from climate import dates
+from climate.db import api as db_api
+from climate.db import usage as db_usage
 from climate import rpc
+from climate.scheduling import usage as usage_math
 
 LOG = logging.getLogger(__name__)
 
-PAYLOAD_VERSION = '1.0'
+PAYLOAD_VERSION = '1.1'
 CREATE = 'create'
 UPDATE = 'update'
 DELETE = 'delete'
@@ -24,13 +30,24 @@ BEFORE_END = 'before_end'
 EVENT_NOTIFICATION = 'event.notification'
 
 
-def payload(lease, event=None):
+def payload(lease, event=None, usage=None):
     """The versioned payload; ``event`` (the event as the lease shows it)
-    only for the notices of a user's event."""
-    body = {'version': PAYLOAD_VERSION, 'lease': lease}
+    only for the notices of a user's event; ``usage`` as
+    :func:`lease_usage` reads it."""
+    body = {'version': PAYLOAD_VERSION, 'lease': lease,
+            'usage': usage or []}
     if event is not None:
         body['event'] = event
     return body
+
+
+def lease_usage(ctx, lease_id):
+    """The lease's resource-hours by type and class, consumed and
+    committed, as the ledger and the usage records hold them now (those
+    of a deleted lease are its consumption until the deletion)."""
+    with db_api.reader(ctx) as session:
+        rows = db_usage.lease_rows(session, lease_id, dates.utcnow())
+    return usage_math.lease_usage(rows)
 
 
 class LeaseNotifier:
@@ -41,8 +58,11 @@ class LeaseNotifier:
 
     def send(self, ctx, action, lease, event=None):
         try:
+            if not self._notifier.is_enabled():
+                return  # no reading of the lease's usage for nobody
             self._notifier.info(ctx, 'climate.lease.%s' % action,
-                                payload(lease, event))
+                                payload(lease, event,
+                                        lease_usage(ctx, lease['id'])))
         except Exception:  # a metering outage must not undo a lease change
             LOG.exception('Could not send climate.lease.%s for %s', action,
                           lease['id'])

@@ -3,6 +3,7 @@
 import itertools
 
 from climate.policies import base
+from climate.policies import billing
 from climate.policies import floatingips
 from climate.policies import health
 from climate.policies import hosts
@@ -24,4 +25,5 @@ def list_rules():
                                 webhooks.list_rules(),
                                 usage.list_rules(),
                                 quotas.list_rules(),
+                                billing.list_rules(),
                                 health.list_rules()))

@@ -92,6 +92,22 @@ def project_usage(rows, start, end, now, by_lease=False):
     return answer
 
 
+def lease_usage(rows):
+    """A lease's resource-hours by resource type and class, from
+    ``(resource_type, resource_class, past, future, current)`` rows:
+    ``consumed`` before now, ``committed`` from now on (what the
+    notifications carry)."""
+    out = {}
+    for rtype, cls, past, future, _current in rows:
+        entry = out.setdefault((rtype, cls), [0, 0])
+        entry[0] += int(past or 0)
+        entry[1] += int(future or 0)
+    return [{'resource_type': rtype, 'resource_class': cls,
+             'unit': unit(cls), 'consumed': hours(past),
+             'committed': hours(future)}
+            for (rtype, cls), (past, future) in sorted(out.items())]
+
+
 def steps(start, end, step):
     """``[start, end)`` cut into steps of ``step`` (a timedelta), the last
     one shorter if need be.

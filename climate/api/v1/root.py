@@ -3,6 +3,7 @@
 import pecan
 
 from climate.api import health
+from climate.api.v1 import billing
 from climate.api.v1 import floatingips
 from climate.api.v1 import hosts
 from climate.api.v1 import instances
@@ -26,6 +27,7 @@ class V1Controller:
     webhooks = webhooks.WebhooksController()  # 1.7
     usage = usage.UsageController()  # 1.8
     quotas = quotas.QuotasController()  # 1.9
+    billing = billing.BillingController()  # 1.10
 
     @pecan.expose('json')
     def index(self):

@@ -23,6 +23,12 @@ def test_quota_reads_equal_a_brute_force(ctx, seed):
     usage_checks.check_quota_reads(ctx, seed)
 
 
+@pytest.mark.parametrize('seed', [7, 8])
+def test_billing_reads_equal_a_brute_force(ctx, seed):
+    usage_checks.populate(ctx, seed)
+    usage_checks.check_billing_reads(ctx, seed)
+
+
 def test_records_keep_what_was_held_until_the_cut(ctx):
     usage_checks.populate(ctx, 3, leases=20)
     now = usage_checks.NOW

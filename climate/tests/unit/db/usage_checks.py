@@ -17,6 +17,7 @@ import uuid
 import sqlalchemy as sa
 
 from climate.db import api as db_api
+from climate.db import billing as db_billing
 from climate.db import ledger
 from climate.db import models
 from climate.db import quotas as db_quotas
@@ -209,3 +210,36 @@ def check_quota_reads(ctx, seed):
                     NOW) == sums, (project_id, start, end)
                 checked += len(mine)
     assert checked > 50
+
+
+def check_billing_reads(ctx, seed):
+    """What each lease consumed within periods ending by now, as billing
+    reads it (for one project through its index, and for every project
+    through the ledger's windows), equals the brute force."""
+    checked = 0
+    with db_api.reader(ctx) as session:
+        everything = _everything(session)
+        for start, end in periods(seed):
+            end = min(end, NOW)
+            if end <= start:
+                continue
+            want = collections.Counter()
+            for project, lease, rtype, cls, amount, b_start, b_end in \
+                    everything:
+                if b_start < end and b_end > start:
+                    want[(project, lease, rtype, cls)] += amount * _seconds(
+                        max(b_start, start), min(b_end, end))
+            got = collections.Counter()
+            for row in db_billing.consumed(session, start, end):
+                got[(row[0], row[1], row[5], row[6])] += int(row[7])
+            assert got == want, (start, end)
+            for project_id in PROJECTS:
+                mine = collections.Counter()
+                for row in db_billing.consumed(session, start, end,
+                                               project_id):
+                    assert row[0] == project_id
+                    mine[(row[0], row[1], row[5], row[6])] += int(row[7])
+                assert mine == {k: v for k, v in want.items()
+                                if k[0] == project_id}
+            checked += len(want)
+    assert checked > 20

@@ -1,14 +1,27 @@
+import datetime
+
 from oslo_config import cfg
 from oslo_messaging.notify import _impl_test
+import pytest
+import sqlalchemy as sa
 
 from climate import context
+from climate import dates
+from climate.db import api as db_api
+from climate.db import ledger
+from climate.db import migration
+from climate.db import models
+from climate.db import usage as db_usage
 from climate.notifications import lease as lease_notifications
 from climate import rpc
 
 CONF = cfg.CONF
+H = datetime.timedelta(hours=1)
 
 
-def test_lease_notification_is_versioned_and_carries_the_lease():
+@pytest.fixture
+def notifications(tmp_path):
+    """A test notification driver and a SQLite database."""
     rpc.cleanup()
     rpc.register_opts(CONF)
     CONF([], project='climate', default_config_files=[])
@@ -16,25 +29,79 @@ def test_lease_notification_is_versioned_and_carries_the_lease():
     rpc.init()  # registers the notification options
     CONF.set_override('driver', ['test'],
                       group='oslo_messaging_notifications')
+    db_api.configure(connection='sqlite:///%s' % (tmp_path / 'n.sqlite'))
+    migration.upgrade()
     _impl_test.reset()
     try:
-        notifier = lease_notifications.LeaseNotifier('host1')
-        lease = {'id': 'l1', 'name': 'demo', 'status': 'ACTIVE'}
-        notifier.send(context.admin_context(), lease_notifications.START,
-                      lease)
-        [(ctxt, message, priority, _retry)] = _impl_test.NOTIFICATIONS
-        assert message['event_type'] == 'climate.lease.start'
-        assert message['publisher_id'] == 'climate.manager.host1'
-        assert priority == 'INFO'
-        assert message['payload'] == {'version': '1.0', 'lease': lease}
+        yield _impl_test.NOTIFICATIONS
     finally:
+        db_api.get_engine().dispose()
         CONF.clear_override('driver', group='oslo_messaging_notifications')
         CONF.clear_override('transport_url')
         rpc.cleanup()
 
 
+def test_lease_notification_is_versioned_and_carries_the_lease(
+        notifications):
+    notifier = lease_notifications.LeaseNotifier('host1')
+    lease = {'id': 'l1', 'name': 'demo', 'status': 'ACTIVE'}
+    notifier.send(context.admin_context(), lease_notifications.START, lease)
+    [(ctxt, message, priority, _retry)] = notifications
+    assert message['event_type'] == 'climate.lease.start'
+    assert message['publisher_id'] == 'climate.manager.host1'
+    assert priority == 'INFO'
+    # a lease holding nothing
+    assert message['payload'] == {'version': '1.1', 'lease': lease,
+                                  'usage': []}
+
+
+def test_the_payload_carries_resource_hours(notifications):
+    """Consumed before now and committed from now on, from the ledger;
+    once the lease is gone, from its usage records."""
+    ctx = context.admin_context()
+    now = dates.utcnow()
+    start, end = now - 2 * H, now + 3 * H
+    with db_api.writer(ctx) as session:
+        session.execute(sa.insert(models.Lease), [dict(
+            id='l2', name='held', project_id='p', start_date=start,
+            end_date=end, status='ACTIVE', created_at=start)])
+        session.execute(sa.insert(models.Reservation), [dict(
+            id='r2', lease_id='l2', resource_type='virtual:instance',
+            status='active', params={}, created_at=start)])
+        session.execute(sa.insert(models.LedgerBooking), [dict(
+            id='b%d' % n, reservation_id='r2', lease_id='l2',
+            project_id='p', provider_id='h1', resource_class=cls,
+            amount=amount, start_date=start, end_date=end,
+            span_level=ledger.span_level(start, end))
+            for n, (cls, amount) in enumerate((('VCPU', 4),
+                                                ('MEMORY_MB', 1024)))])
+    notifier = lease_notifications.LeaseNotifier('host1')
+    notifier.send(ctx, lease_notifications.UPDATE, {'id': 'l2'})
+    usage = notifications[-1][1]['payload']['usage']
+    assert usage == [
+        {'resource_type': 'virtual:instance', 'resource_class': 'MEMORY_MB',
+         'unit': 'MB-hours', 'consumed': 2048.0, 'committed': 3072.0},
+        {'resource_type': 'virtual:instance', 'resource_class': 'VCPU',
+         'unit': 'vCPU-hours', 'consumed': 8.0, 'committed': 12.0}]
+
+    # deleted an hour later: what it held until then remains
+    with db_api.writer(ctx) as session:
+        db_usage.record_consumed(session, 'l2', now + H)
+        session.execute(sa.delete(models.LedgerBooking))
+        session.execute(sa.delete(models.Reservation))
+        session.execute(sa.delete(models.Lease))
+    notifier.send(ctx, lease_notifications.DELETE, {'id': 'l2'})
+    usage = notifications[-1][1]['payload']['usage']
+    assert [(u['resource_class'], u['consumed'], u['committed'])
+            for u in usage] == [('MEMORY_MB', 2048.0, 1024.0),
+                                ('VCPU', 8.0, 4.0)]
+
+
 def test_a_failing_notifier_never_fails_the_caller():
     class Broken:
+        def is_enabled(self):
+            return True
+
         def info(self, *args):
             raise RuntimeError('rabbit is down')
 

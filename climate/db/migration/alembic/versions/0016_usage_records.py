@@ -34,6 +34,8 @@ def upgrade():
         sa.Column('project_id', sa.String(255), nullable=False),
         sa.Column('lease_id', sa.String(36), nullable=False),
         sa.Column('lease_name', sa.String(255), nullable=False),
+        sa.Column('lease_created_at', sa.DateTime, nullable=False),
+        sa.Column('lease_start_date', sa.DateTime, nullable=False),
         sa.Column('reservation_id', sa.String(36), nullable=False),
         sa.Column('resource_type', sa.String(66), nullable=False),
         sa.Column('resource_class', _KEY, nullable=False),
@@ -48,6 +50,8 @@ def upgrade():
     op.create_index('ix_usage_records_project_class', 'usage_records',
                     ['project_id', 'resource_class', 'end_date',
                      'start_date', 'amount', 'lease_id'])
+    op.create_index('ix_usage_records_lease', 'usage_records',
+                    ['lease_id'])
 
 
 def downgrade():

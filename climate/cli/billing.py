@@ -30,12 +30,9 @@ class ShowBill(lister.Lister):
                               'default: your own project)')
         who.add_argument('--all-projects', action='store_true',
                          help="Every project's bill (administrators)")
-        parser.add_argument('--start', metavar='<date>',
-                            help='Start of the period (default: the first '
-                                 'day of this month)')
-        parser.add_argument('--end', metavar='<date>',
-                            help='End of the period (default: the first day '
-                                 'of next month)')
+        common.add_period(parser, 'Start of the period (default: the '
+                          'first day of this month)', 'End of the period '
+                          '(default: the first day of next month)')
         return parser
 
     def take_action(self, args):

@@ -145,6 +145,13 @@ def every_field(items, fields):
     return cols
 
 
+def add_period(parser, start_help, end_help):
+    """``--start`` and ``--end`` of a period, as the API takes them (dates
+    or ``now``, checked by the server)."""
+    parser.add_argument('--start', metavar='<date>', help=start_help)
+    parser.add_argument('--end', metavar='<date>', help=end_help)
+
+
 def list_items(items, fields):
     """(columns, rows) of resources for a Lister."""
     return tuple(fields), [tuple(

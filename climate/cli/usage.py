@@ -18,11 +18,6 @@ CAPACITY_COLUMNS = ('resource_class', 'start', 'end', 'reserved_peak',
                     'reserved_share', 'unit')
 
 
-def _period(parser, start_help, end_help):
-    parser.add_argument('--start', metavar='<date>', help=start_help)
-    parser.add_argument('--end', metavar='<date>', help=end_help)
-
-
 class ShowUsage(lister.Lister):
     """Reserved resource-hours of a project over a period.
 
@@ -36,9 +31,10 @@ class ShowUsage(lister.Lister):
         parser.add_argument('--project', metavar='<project-id>',
                             help="Another project's usage (administrators; "
                                  'default: your own project)')
-        _period(parser, 'Start of the period (default: the first day of '
-                        'this month; a date or "now")',
-                'End of the period (default: the first day of next month)')
+        common.add_period(parser, 'Start of the period (default: the first '
+                          'day of this month; a date or "now")',
+                          'End of the period (default: the first day of '
+                          'next month)')
         parser.add_argument('--by-lease', action='store_true',
                             help='One row per lease and class')
         return parser
@@ -64,8 +60,9 @@ class ShowCapacityUsage(lister.Lister):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        _period(parser, 'Start of the period (default: now)',
-                'End of the period (default: 30 days after its start)')
+        common.add_period(parser, 'Start of the period (default: now)',
+                          'End of the period (default: 30 days after its '
+                          'start)')
         parser.add_argument('--step', metavar='<duration>',
                             help='Length of a step: 1h, 1d, 1w... '
                                  '(default: 1d)')

@@ -1,6 +1,8 @@
 """Project quotas' SQL: a project's own limits (``project_quotas``) and
 the lock its quota checks take turns on."""
 
+import functools
+
 import sqlalchemy as sa
 from sqlalchemy.dialects import mysql
 from sqlalchemy.dialects import postgresql
@@ -32,11 +34,16 @@ def get(session, project_id, lock=False, create=False):
     anyway); ``create``: make it first if need be (a row of nulls)."""
     if create:
         _ensure_row(session, project_id)
+    query = _get_query(lock and db_api.dialect_name() != 'sqlite')
+    return _values(session.connection().execute(
+        query, {'project_id': project_id}).first())
+
+
+@functools.lru_cache(maxsize=None)
+def _get_query(for_update):
     query = sa.select(*(getattr(Quota, f) for f in FIELDS)).where(
-        Quota.project_id == project_id)
-    if lock and db_api.dialect_name() != 'sqlite':
-        query = query.with_for_update()
-    return _values(session.connection().execute(query).first())
+        Quota.project_id == sa.bindparam('project_id'))
+    return query.with_for_update() if for_update else query
 
 
 def _ensure_row(session, project_id):
@@ -80,8 +87,11 @@ def every(session):
 def longest_level(session):
     """``ledger.longest_level`` (one seek), which bounds the windows of
     :func:`holdings` and :func:`held_within` below."""
-    return session.connection().execute(sa.select(
-        sa.func.max(Book.span_level))).scalar()
+    return session.connection().execute(_LONGEST).scalar()
+
+
+_LONGEST = sa.select(sa.func.max(Book.span_level))
+_UNREAD = object()
 
 
 def _after(session, start, level):
@@ -90,7 +100,62 @@ def _after(session, start, level):
     return ledger.start_bound(start, level)
 
 
-_UNREAD = object()
+def _param(name):
+    return sa.bindparam(name, type_=sa.DateTime())
+
+
+# Statements built once per database kind and shape, run with parameters:
+# a quota check runs them on every create of a limited project, and
+# building them costs more than running them.
+
+@functools.lru_cache(maxsize=None)
+def _holdings_query(dialect, with_records):
+    query = sa.select(
+        Book.lease_id, Book.resource_class, Book.start_date, Book.end_date,
+        Book.amount).where(
+        Book.project_id == sa.bindparam('project_id'),
+        Book.resource_class.in_(sa.bindparam('classes', expanding=True)),
+        Book.start_date > _param('after'), Book.start_date < _param('end'),
+        Book.end_date > _param('start'))
+    if with_records:
+        query = query.union_all(sa.select(
+            Record.lease_id, Record.resource_class, Record.start_date,
+            Record.end_date, Record.amount).where(
+            Record.project_id == sa.bindparam('project_id'),
+            Record.resource_class.in_(sa.bindparam('classes',
+                                                   expanding=True)),
+            Record.end_date > _param('start'),
+            Record.start_date < _param('end')))
+    return query
+
+
+@functools.lru_cache(maxsize=None)
+def _held_query(dialect, with_records, with_share):
+    parts = []
+    for table, where in (
+            (Book, (Book.start_date > _param('after'),
+                    Book.start_date < _param('end'),
+                    Book.end_date > _param('start'))),
+            (Record, (Record.end_date > _param('start'),
+                      Record.start_date < _param('end')))):
+        if table is Record and not with_records:
+            continue
+        seconds = db_usage.held_seconds(
+            table, db_usage.datetime_param('start'),
+            db_usage.datetime_param('end'))
+        # the lease's share only when asked (a refusal says what fits):
+        # it costs every row a second sum
+        own = sa.func.sum(sa.case(
+            (table.lease_id == sa.bindparam('lease_id'), seconds),
+            else_=0)) if with_share else sa.literal(0)
+        parts.append(sa.select(
+            table.resource_class.label('resource_class'),
+            sa.func.sum(seconds).label('held'), own.label('own')
+        ).where(table.project_id == sa.bindparam('project_id'),
+                table.resource_class.in_(sa.bindparam('classes',
+                                                      expanding=True)),
+                *where).group_by(table.resource_class))
+    return parts[0] if len(parts) == 1 else sa.union_all(*parts)
 
 
 def holdings(session, project_id, classes, start, end, now=None,
@@ -102,53 +167,31 @@ def holdings(session, project_id, classes, start, end, now=None,
     (bounded below by the longest booking: ``level``, from
     :func:`longest_level`, when the caller has read it).  ``now``: the
     current time (records end by then)."""
-    classes = sorted(classes)
-    query = sa.select(
-        Book.lease_id, Book.resource_class, Book.start_date, Book.end_date,
-        Book.amount).where(
-        Book.project_id == project_id, Book.resource_class.in_(classes),
-        Book.start_date > _after(session, start, level),
-        Book.start_date < end, Book.end_date > start)
-    if start < (now or dates.utcnow()):
-        # records end in the past: none overlaps a window to come
-        query = query.union_all(sa.select(
-            Record.lease_id, Record.resource_class, Record.start_date,
-            Record.end_date, Record.amount).where(
-            Record.project_id == project_id,
-            Record.resource_class.in_(classes), Record.end_date > start,
-            Record.start_date < end))
+    # records end in the past: none overlaps a window to come
+    query = _holdings_query(db_api.dialect_name(),
+                            start < (now or dates.utcnow()))
     # Core on the session's connection: the ORM's execute costs more
     # than the statement
-    return session.connection().execute(query).all()
+    return session.connection().execute(query, {
+        'project_id': project_id, 'classes': sorted(classes),
+        'after': _after(session, start, level), 'start': start,
+        'end': end}).all()
 
 
 def held_within(session, project_id, classes, start, end, lease_id=None,
                 now=None, level=_UNREAD):
     """Resource-seconds the project's bookings and records of
     ``classes`` hold within ``[start, end)``, and those of ``lease_id``
-    among them: ``{class: (all, the lease's)}``, summed in SQL over the
-    covering indexes (one statement, a row per class and table)."""
-    classes = sorted(classes)
-    parts = []
-    after = _after(session, start, level)
-    for table, where in (
-            (Book, (Book.start_date > after, Book.start_date < end,
-                    Book.end_date > start)),
-            (Record, (Record.end_date > start, Record.start_date < end))):
-        if table is Record and start >= (now or dates.utcnow()):
-            continue
-        seconds = db_usage.held_seconds(table, start, end)
-        parts.append(sa.select(
-            table.resource_class.label('resource_class'),
-            sa.func.sum(seconds).label('held'),
-            sa.func.sum(sa.case((table.lease_id == lease_id, seconds),
-                                else_=0)).label('own')
-        ).where(table.project_id == project_id,
-                table.resource_class.in_(classes), *where
-                ).group_by(table.resource_class))
-    query = parts[0] if len(parts) == 1 else sa.union_all(*parts)
+    among them (0 without ``lease_id``): ``{class: (all, the lease's)}``,
+    summed in SQL over the covering indexes (one statement, a row per
+    class and table)."""
+    query = _held_query(db_api.dialect_name(),
+                        start < (now or dates.utcnow()), lease_id is not None)
     out = {}
-    for cls, held, own in session.connection().execute(query):
+    for cls, held, own in session.connection().execute(query, {
+            'project_id': project_id, 'classes': sorted(classes),
+            'after': _after(session, start, level), 'start': start,
+            'end': end, 'lease_id': lease_id}):
         before = out.get(cls, (0, 0))
         out[cls] = (before[0] + int(held or 0), before[1] + int(own or 0))
     return out

@@ -124,10 +124,21 @@ def _split(table, start, end, now):
             sa.func.sum(current).label('current'))
 
 
+def datetime_param(name):
+    """A bound datetime parameter for :func:`held_seconds` in a statement
+    built once and run many times (typed as :func:`_at` types values)."""
+    value = sa.bindparam(name, type_=sa.DateTime())
+    if db_api.dialect_name() == 'sqlite':
+        return value
+    return sa.cast(value, sa.DateTime())
+
+
 def held_seconds(table, start, end):
     """Column: ``amount * seconds`` of a row of ``table`` (bookings or
-    records) within ``[start, end)``; rows must overlap it."""
-    start, end = _at(start), _at(end)
+    records) within ``[start, end)`` (datetimes, or
+    :func:`datetime_param`); rows must overlap it."""
+    if not isinstance(start, expression.ColumnElement):
+        start, end = _at(start), _at(end)
     return table.amount * _Seconds(_Later(table.start_date, start),
                                    _Earlier(table.end_date, end))
 

@@ -176,10 +176,17 @@ def enforce(session, project_id, lease_id, start, end, old_end=None):
     if limits.budget:
         budgets = [(period, db_quotas.held_within(
             session, project_id, limits.budget, period[0], period[1],
-            lease_id, level=level)) for period in quota_math.periods(
+            level=level)) for period in quota_math.periods(
                 start, end, limits.budget_period)]
     found = quota_math.excess(limits, holdings, budgets, lease_id, start,
                               end)
+    if found is not None and found.kind == 'budget':
+        # what would fit needs the lease's own share of that period
+        first, last = found.period
+        found = quota_math.excess(limits, holdings, [(
+            found.period, db_quotas.held_within(
+                session, project_id, limits.budget, first, last, lease_id,
+                level=level))], lease_id, start, end)
     if found is not None:
         raise _refuse(project_id, found)
 

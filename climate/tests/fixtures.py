@@ -17,6 +17,7 @@ import os
 import shutil
 import socket
 import tempfile
+import time
 
 from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
@@ -211,6 +212,19 @@ class ClimateEnvironment:
                 self._outdated.update(lease_json.outdated(conn))
         finally:
             engine.dispose()
+
+    def wait_for_status(self, lease_id, status, timeout=15):
+        """Poll ``GET /v1/leases/{id}`` until the lease has ``status``
+        (the in-process engine runs its events meanwhile); returns it."""
+        deadline = time.monotonic() + timeout
+        while True:
+            lease = self.request('GET', '/v1/leases/' + lease_id).json[
+                'lease']
+            if lease['status'] == status:
+                return lease
+            if time.monotonic() > deadline:
+                pytest.fail('lease never got to %s: %r' % (status, lease))
+            time.sleep(0.05)
 
     def noop_actions(self, lease_id=None):
         """(action, lease_id) of each noop plugin action, in order."""

@@ -4,24 +4,10 @@ priced by the rate table, with its fee, as JSON and as CSV."""
 import csv
 import datetime
 import io
-import time
-
-import pytest
 
 from climate import dates
 from climate.tests import fixtures
 from climate.tests.fixtures import climate_env  # noqa: F401 - pytest fixture
-
-
-def _wait_for(env, lease_id, status, timeout=15):
-    deadline = time.monotonic() + timeout
-    while True:
-        lease = env.request('GET', '/v1/leases/' + lease_id).json['lease']
-        if lease['status'] == status:
-            return lease
-        if time.monotonic() > deadline:
-            pytest.fail('lease never got %s: %r' % (status, lease))
-        time.sleep(0.05)
 
 
 def test_a_lease_that_ran_is_billed(climate_env):
@@ -40,7 +26,7 @@ def test_a_lease_that_ran_is_billed(climate_env):
                                    'resource_type': 'virtual:volume',
                                    'size_gb': 10, 'count': 1}])
     lease = env.request('POST', '/v1/leases', body=body).json['lease']
-    _wait_for(env, lease['id'], 'TERMINATED')
+    env.wait_for_status(lease['id'], 'TERMINATED')
     start = dates.parse(lease['start_date'], 'start')
     end = dates.parse(lease['end_date'], 'end')
     seconds = (end - start).total_seconds()

@@ -6,25 +6,12 @@ showing it (microversion 1.8)."""
 import datetime
 import time
 
-import pytest
-
 from climate import dates
 from climate.db import models
 from climate.tests import fixtures
 from climate.tests.fixtures import climate_env  # noqa: F401 - pytest fixture
 
 V = '1.8'
-
-
-def _wait_for(env, lease_id, status, timeout=15):
-    deadline = time.monotonic() + timeout
-    while True:
-        lease = env.request('GET', '/v1/leases/' + lease_id).json['lease']
-        if lease['status'] == status:
-            return lease
-        if time.monotonic() > deadline:
-            pytest.fail('lease never got %s: %r' % (status, lease))
-        time.sleep(0.05)
 
 
 def _pool(env):
@@ -66,7 +53,7 @@ def test_an_ended_lease_keeps_what_it_consumed(climate_env):
     lease = _volume_lease(env, 'ends', 'now', fixtures.iso(3))
     start = dates.parse(lease['start_date'], 'start_date')
     end = dates.parse(lease['end_date'], 'end_date')
-    _wait_for(env, lease['id'], 'TERMINATED')
+    env.wait_for_status(lease['id'], 'TERMINATED')
     assert not [b for b in env.bookings()
                 if b[5] == lease['reservations'][0]['id']]
     # every booking copied whole: the event ran after the end
@@ -85,7 +72,7 @@ def test_a_deleted_active_lease_consumed_until_its_deletion(climate_env):
     env = climate_env
     _pool(env)
     lease = _volume_lease(env, 'deleted', 'now', '2099-01-01 00:00')
-    _wait_for(env, lease['id'], 'ACTIVE')
+    env.wait_for_status(lease['id'], 'ACTIVE')
     time.sleep(1.1)  # a second held, at least
     before = dates.utcnow()
     resp = env.request('DELETE', '/v1/leases/' + lease['id'])

@@ -10,25 +10,12 @@ the engine awake.
 
 import time
 
-import pytest
-
 from climate import context
 from climate import dates
 from climate.db import api as db_api
 from climate.manager import events as event_engine
 from climate.tests import fixtures
 from climate.tests.fixtures import climate_env  # noqa: F401 - pytest fixture
-
-
-def _wait_for(env, lease_id, status, timeout=10):
-    deadline = time.monotonic() + timeout
-    while True:
-        lease = env.request('GET', '/v1/leases/' + lease_id).json['lease']
-        if lease['status'] == status:
-            return lease
-        if time.monotonic() > deadline:
-            pytest.fail('lease never got to %s: %r' % (status, lease))
-        time.sleep(0.05)
 
 
 def _create(env, **kw):
@@ -49,7 +36,7 @@ def test_a_lease_without_reservations_runs_its_events(climate_env):
     # the events Blazar makes for it
     assert [e['event_type'] for e in lease['events']] == [
         'start_lease', 'before_end_lease', 'end_lease']
-    done = _wait_for(climate_env, lease['id'], 'TERMINATED')
+    done = climate_env.wait_for_status(lease['id'], 'TERMINATED')
     assert [(e['event_type'], e['status'], e['attempts'])
             for e in done['events']] == [('start_lease', 'DONE', 1),
                                          ('before_end_lease', 'DONE', 1),
@@ -83,7 +70,7 @@ def test_user_events_are_kept_shown_and_notifications_run(climate_env):
                   if e['event_type'] in ('notification', 'reminder'))
     assert mine == [('notification', 'UNDONE'), ('reminder', 'UNDONE'),
                     ('reminder', 'UNDONE')]
-    done = _wait_for(climate_env, lease['id'], 'TERMINATED')
+    done = climate_env.wait_for_status(lease['id'], 'TERMINATED')
     time.sleep(0.3)  # a wrong claim of the overdue one would show by now
     shown = climate_env.request('GET', '/v1/leases/' + lease['id']).json
     listed = climate_env.request('GET', '/v1/leases').json['leases']

@@ -84,19 +84,12 @@ def every(session):
         sa.select(Quota).order_by(Quota.project_id)).scalars()}
 
 
-def longest_level(session):
-    """``ledger.longest_level`` (one seek), which bounds the windows of
-    :func:`holdings` and :func:`held_within` below."""
-    return session.connection().execute(_LONGEST).scalar()
-
-
-_LONGEST = sa.select(sa.func.max(Book.span_level))
 _UNREAD = object()
 
 
 def _after(session, start, level):
     if level is _UNREAD:
-        level = longest_level(session)
+        level = ledger.longest_level(session)
     return ledger.start_bound(start, level)
 
 
@@ -165,7 +158,7 @@ def holdings(session, project_id, classes, start, end, now=None,
     resource_class, start_date, end_date, amount)`` rows, read from one
     range of the ``(project_id, resource_class, start_date, ...)`` index
     (bounded below by the longest booking: ``level``, from
-    :func:`longest_level`, when the caller has read it).  ``now``: the
+    ``ledger.longest_level``, when the caller has read it).  ``now``: the
     current time (records end by then)."""
     # records end in the past: none overlaps a window to come
     query = _holdings_query(db_api.dialect_name(),

@@ -93,14 +93,17 @@ compiler.compiles(_Later, 'sqlite')(_two('MAX'))
 compiler.compiles(_Earlier, 'sqlite')(_two('MIN'))
 
 
-def _at(when):
-    """A datetime parameter; typed as one by the database where a text
+def _typed(value):
+    """A datetime parameter typed as one by the database, where a text
     parameter compared with a DATETIME column would be converted at every
     row (SQLite's datetimes are text: CAST would make them numbers)."""
-    value = sa.literal(when, sa.DateTime())
     if db_api.dialect_name() == 'sqlite':
         return value
     return sa.cast(value, sa.DateTime())
+
+
+def _at(when):
+    return _typed(sa.literal(when, sa.DateTime()))
 
 
 def _split(table, start, end, now):
@@ -126,11 +129,8 @@ def _split(table, start, end, now):
 
 def datetime_param(name):
     """A bound datetime parameter for :func:`held_seconds` in a statement
-    built once and run many times (typed as :func:`_at` types values)."""
-    value = sa.bindparam(name, type_=sa.DateTime())
-    if db_api.dialect_name() == 'sqlite':
-        return value
-    return sa.cast(value, sa.DateTime())
+    built once and run many times."""
+    return _typed(sa.bindparam(name, type_=sa.DateTime()))
 
 
 def held_seconds(table, start, end):
@@ -232,7 +232,6 @@ def reservable(session, resource_class=None):
     if resource_class is not None:
         query = query.where(Inv.resource_class == resource_class)
     return session.execute(query).all()
-
 
 
 #: Bounds wide enough for any booking (MariaDB's DATETIME starts at 1000).

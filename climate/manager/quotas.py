@@ -18,7 +18,6 @@ The arithmetic is ``climate.scheduling.quotas``, the SQL
 
 import datetime
 import json
-import re
 import urllib.error
 import urllib.request
 
@@ -28,8 +27,10 @@ import oslo_messaging as messaging
 
 from climate import dates
 from climate.db import api as db_api
+from climate.db import ledger
 from climate.db import quotas as db_quotas
 from climate import exceptions
+from climate import outbound
 from climate.scheduling import quotas as quota_math
 from climate.scheduling import usage as usage_math
 
@@ -38,8 +39,6 @@ CONF = cfg.CONF
 
 _user_errors = messaging.expected_exceptions(exceptions.ClimateException)
 
-#: Placement's resource class names: standard and CUSTOM_*.
-_CLASS = re.compile(r'^[A-Z][A-Z0-9_]{0,254}$')
 #: Beyond these a limit is a typing mistake, not a policy.
 MAX_SECONDS = 100 * 366 * 86400
 MAX_AMOUNT = 10 ** 12
@@ -50,7 +49,7 @@ _ANSWER_BYTES = 65536
 LOCKING = True
 
 
-# -- limits ---------------------------------------------------------------------
+# -- limits -------------------------------------------------------------------
 
 def _class_map(raw, option):
     out = {}
@@ -92,7 +91,7 @@ def _when(value):
     return value.strftime('%Y-%m-%d %H:%M') + ' UTC'
 
 
-def _refuse(project_id, found):
+def _refuse(project_id, found, period):
     cls = found.resource_class
     if found.kind == 'concurrent':
         reason = (
@@ -107,19 +106,12 @@ def _refuse(project_id, found):
             'project %s may reserve at most %s per %s; with this lease it '
             'would reserve %s from %s to %s. At most %s of it fit in this '
             'lease within that %s.' % (
-                project_id, _hours_text(found.limit, cls),
-                _period_name(first, last),
+                project_id, _hours_text(found.limit, cls), period,
                 _hours_text(found.used, cls), _when(first), _when(last),
-                _hours_text(found.fits, cls), _period_name(first, last)))
+                _hours_text(found.fits, cls), period))
     return exceptions.QuotaExceeded(reason=reason, kind=found.kind,
                                     resource_class=cls, limit=found.limit,
                                     used=found.used, fits=found.fits)
-
-
-def _period_name(first, last):
-    days = (last - first).days
-    return {1: 'day', 7: 'week'}.get(days, 'year' if days > 300 else
-                                     'month')
 
 
 def _seconds_text(seconds):
@@ -166,7 +158,7 @@ def enforce(session, project_id, lease_id, start, end, old_end=None):
         limits = quota_math.effective(_own(db_quotas.get(
             session, project_id, lock=True, create=True)), defaults())
     # one seek bounds every window read below
-    level = db_quotas.longest_level(session)
+    level = ledger.longest_level(session)
     holdings = []
     if limits.max_concurrent:
         holdings = [quota_math.Holding(*row) for row in db_quotas.holdings(
@@ -188,20 +180,10 @@ def enforce(session, project_id, lease_id, start, end, old_end=None):
                 session, project_id, limits.budget, first, last, lease_id,
                 level=level))], lease_id, start, end)
     if found is not None:
-        raise _refuse(project_id, found)
+        raise _refuse(project_id, found, limits.budget_period)
 
 
-# -- the approval service -----------------------------------------------------------
-
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    """A redirect is no answer: the service is the one configured."""
-
-    def redirect_request(self, req, fp, code, msg, headers, newurl):
-        return None
-
-
-_OPENER = urllib.request.build_opener(_NoRedirect)
-
+# -- the approval service -----------------------------------------------------
 
 def _ask(url, payload, timeout):
     """``(approved, reason)`` from the service, or raise ValueError /
@@ -211,7 +193,7 @@ def _ask(url, payload, timeout):
         headers={'Content-Type': 'application/json',
                  'Accept': 'application/json'})
     try:
-        with _OPENER.open(request, timeout=timeout) as answer:
+        with outbound.OPENER.open(request, timeout=timeout) as answer:
             text = answer.read(_ANSWER_BYTES + 1)
     except urllib.error.HTTPError as exc:
         exc.close()
@@ -257,7 +239,7 @@ def approve(ctx, action, lease):
             reason=reason or 'the approval service refused it')
 
 
-# -- the API's view ------------------------------------------------------------------
+# -- the API's view -----------------------------------------------------------
 
 def _duration(value, field):
     if value is None or value == quota_math.UNLIMITED:
@@ -287,7 +269,8 @@ def _amounts(value, field, hours=False):
     out = {}
     for cls, amount in value.items():
         where = '%s.%s' % (field, cls)
-        if not isinstance(cls, str) or not _CLASS.match(cls):
+        if not isinstance(cls, str) or \
+                not usage_math.RESOURCE_CLASS.match(cls):
             raise exceptions.InvalidInput(
                 reason='%s: a resource class is upper case letters, digits '
                        'and underscores (VCPU, CUSTOM_GPU...)' % where)

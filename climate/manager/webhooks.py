@@ -49,6 +49,7 @@ from climate import context as climate_context
 from climate import dates
 from climate.db import webhooks as db_webhooks
 from climate import exceptions
+from climate import outbound
 from climate.manager import lease_input
 
 LOG = logging.getLogger(__name__)
@@ -338,24 +339,13 @@ class WebhooksEndpoint:
 
 # -- the sender ---------------------------------------------------------------
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    """A redirect is an answer, not a new target: following it would
-    reach addresses the URL check never saw."""
-
-    def redirect_request(self, req, fp, code, msg, headers, newurl):
-        return None
-
-
-_OPENER = urllib.request.build_opener(_NoRedirect)
-
-
 def post(url, body, headers, timeout):
     """POST ``body``; returns ``(status code or None, error text or
     None)``, never raises for the endpoint's failures."""
     request = urllib.request.Request(url, data=body, headers=headers,
                                      method='POST')
     try:
-        with _OPENER.open(request, timeout=timeout) as answer:
+        with outbound.OPENER.open(request, timeout=timeout) as answer:
             return answer.status, None
     except urllib.error.HTTPError as exc:
         try:

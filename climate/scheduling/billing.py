@@ -21,7 +21,6 @@ from climate.scheduling import usage
 
 FIELDS = ('currency', 'lease_fee', 'hourly', 'advance_premium')
 PREMIUM_FIELDS = ('after_hours', 'factor')
-_CLASS = re.compile(r'^[A-Z][A-Z0-9_]{0,254}$')
 _CURRENCY = re.compile(r'^[A-Za-z][A-Za-z0-9_.-]{0,15}$')
 #: Beyond it a price is a typing mistake.
 MAX_PRICE = 10 ** 9
@@ -78,7 +77,7 @@ def check(rates):
         raise BadRates('hourly', 'must be an object of resource classes, '
                        'e.g. {"VCPU": 0.02}')
     for cls, price in hourly.items():
-        if not isinstance(cls, str) or not _CLASS.match(cls):
+        if not isinstance(cls, str) or not usage.RESOURCE_CLASS.match(cls):
             raise BadRates('hourly.%s' % cls, 'is not a resource class '
                            '(upper case letters, digits and underscores)')
         _price(price, 'hourly.%s' % cls)

@@ -4,6 +4,7 @@ capacity (``climate.manager.usage`` feeds it rows of
 ``climate.db.usage``)."""
 
 import collections
+import re
 
 from climate.scheduling import capacity
 
@@ -18,6 +19,10 @@ UNITS = {
     'FLOATING_IP': 'IP-hours',
     'NETWORK_SEGMENT': 'segment-hours',
 }
+
+#: Placement's resource class names, standard and CUSTOM_*: what quotas
+#: and rate tables may name.
+RESOURCE_CLASS = re.compile(r'^[A-Z][A-Z0-9_]{0,254}$')
 
 #: Most steps the planning view answers with.
 MAX_STEPS = 1000

@@ -68,12 +68,9 @@ def _bodies(month, rng, prefix):
                          ids=['locked', 'lock-removed'])
 def test_concurrent_creates_never_exceed_a_budget(climate, tmp_path,
                                                   locking):
-    site = tmp_path / 'site'
-    site.mkdir()
-    paths = []
-    if not locking:
-        (site / 'sitecustomize.py').write_text(UNLOCK_QUOTA)
-        paths = [str(site)]
+    # the ledger keeps its lock: only the quota's is removed
+    paths = concurrency.pythonpath(tmp_path, True, *(
+        () if locking else (UNLOCK_QUOTA,)))
     cluster = climate.start(managers=2, api_threads=8, pythonpath=paths)
     db = climate.database
     admin = climate.client(version='1.9')

@@ -274,7 +274,13 @@ class CantAddExtraCapability(Conflict):
                "%(reason)s")
 
 
-class NotEnoughHosts(Conflict):
+class CapacityRefusal(Exception):
+    """Mixed into the errors of a well-formed request that does not fit
+    now and may fit later (capacity taken over its window): what a
+    ``with_retries`` lease waits on (``climate.manager.retries``)."""
+
+
+class NotEnoughHosts(CapacityRefusal, Conflict):
     """Not enough matching hosts are free over the requested window."""
     msg_fmt = "Not enough hosts available: %(reason)s"
 
@@ -421,7 +427,7 @@ class FloatingIPNotRegistered(InvalidInput):
         return 'NotEnoughFloatingIPAvailable'
 
 
-class NotEnoughFloatingIPs(InvalidInput):
+class NotEnoughFloatingIPs(CapacityRefusal, InvalidInput):
     """Addresses not free over the window: 400, Blazar's status (its
     ``NotEnoughFloatingIPAvailable`` is an ``InvalidInput``), though the
     same request may succeed later; the sentence says from when."""
@@ -471,7 +477,7 @@ class CantUpdateNetworkCapability(Conflict):
                "%(network)s. %(reason)s")
 
 
-class NotEnoughNetworks(Conflict):
+class NotEnoughNetworks(CapacityRefusal, Conflict):
     """No matching segment is free over the window: Blazar's sentence,
     then how many match and from when one would be free."""
     msg_fmt = "Not enough networks available: %(reason)s"

@@ -18,6 +18,19 @@ UPDATING = 'UPDATING'
 TERMINATING = 'TERMINATING'
 TERMINATED = 'TERMINATED'
 ERROR = 'ERROR'
+# lease types (microversion 1.11, climate.manager.lease_types): states of
+# the seeds' promises, each shown to clients older than 1.11 as the Blazar
+# state of BLAZAR_EQUIVALENT
+#: a scheduled lease before its start (PENDING for other leases)
+INACTIVE = 'INACTIVE'
+#: a with_retries lease not granted yet, holding nothing
+WAITING = 'WAITING'
+#: a with_retries lease whose attempts ran out, never granted (terminal)
+EXHAUSTED = 'EXHAUSTED'
+#: a best_effort lease while Climate frees hosts for it
+HUNTING = 'IN_PROGRESS'
+#: a best_effort lease whose hunt did not succeed in time (terminal)
+TIMEDOUT = 'TIMEDOUT'
 
 # reservation (lower case, as Blazar)
 RES_PENDING = 'pending'
@@ -33,13 +46,24 @@ EVENT_ERROR = 'ERROR'
 
 LEASE = {
     PENDING: {STARTING, UPDATING, TERMINATING, ERROR},
+    INACTIVE: {STARTING, UPDATING, TERMINATING, ERROR},
+    # granted: its start is due at once
+    WAITING: {STARTING, EXHAUSTED},
+    HUNTING: {ACTIVE, TIMEDOUT, ERROR},
     STARTING: {STARTING, ACTIVE, ERROR},
     ACTIVE: {UPDATING, TERMINATING, ERROR},
-    UPDATING: {PENDING, ACTIVE, ERROR},
+    UPDATING: {PENDING, INACTIVE, ACTIVE, ERROR},
     TERMINATING: {TERMINATING, TERMINATED, ERROR},
     ERROR: {TERMINATING, ERROR},
     TERMINATED: set(),
+    EXHAUSTED: set(),
+    TIMEDOUT: set(),
 }
+
+#: What a client older than microversion 1.11 is shown of each state
+#: (Blazar has none of the lease types' own).
+BLAZAR_EQUIVALENT = {INACTIVE: PENDING, WAITING: PENDING,
+                     HUNTING: STARTING, EXHAUSTED: ERROR, TIMEDOUT: ERROR}
 
 RESERVATION = {
     RES_PENDING: {RES_ACTIVE, RES_DELETED, RES_ERROR},
@@ -59,7 +83,12 @@ EVENT = {
 _MACHINES = {'lease': LEASE, 'reservation': RESERVATION, 'event': EVENT}
 
 # A lease in one of these states can be changed by its project.
-LEASE_UPDATABLE = frozenset({PENDING, ACTIVE})
+LEASE_UPDATABLE = frozenset({PENDING, INACTIVE, ACTIVE})
+# Not started yet, its resources booked: a scheduled lease is INACTIVE
+# where any other is PENDING.
+LEASE_NOT_STARTED = frozenset({PENDING, INACTIVE})
+# Holding resources, now or later: healing replaces what such a lease lost.
+LEASE_HOLDING = frozenset({PENDING, INACTIVE, ACTIVE})
 # An event engine is (or may be) acting on the lease.
 LEASE_BUSY = frozenset({STARTING, UPDATING, TERMINATING})
 

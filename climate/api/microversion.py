@@ -29,6 +29,11 @@ History (also in doc/source/api-microversions.rst):
   on leases, checked at every create and update).
 * 1.10 - ``GET /v1/billing`` (the bill of a period, JSON or CSV) and
   ``GET|PUT /v1/billing/rates`` (the operator's rate table).
+* 1.11 - lease types: ``lease_type`` (``immediate``, ``with_retries``,
+  ``best_effort``, ``scheduled``) and ``max_retries`` in a create; the
+  states ``INACTIVE``, ``WAITING``, ``EXHAUSTED``, ``IN_PROGRESS`` and
+  ``TIMEDOUT`` (shown to older clients as Blazar's ``PENDING``,
+  ``STARTING`` or ``ERROR``).
 """
 
 import re
@@ -42,7 +47,7 @@ HEADER = 'OpenStack-API-Version'
 ENVIRON_KEY = 'climate.microversion'
 
 VERSIONS = ('1.0', '1.1', '1.2', '1.3', '1.4', '1.5', '1.6', '1.7', '1.8',
-            '1.9', '1.10')
+            '1.9', '1.10', '1.11')
 MIN = VERSIONS[0]
 MAX = VERSIONS[-1]
 

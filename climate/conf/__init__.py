@@ -6,6 +6,7 @@ from climate.conf import api
 from climate.conf import clients
 from climate.conf import floatingips
 from climate.conf import hosts
+from climate.conf import leases
 from climate.conf import manager
 from climate.conf import networks
 from climate.conf import outages
@@ -18,5 +19,6 @@ from climate.conf import webhooks
 CONF = cfg.CONF
 
 for _module in (paths, api, manager, clients, hosts, outages,
-                volumes, floatingips, networks, stacks, webhooks, quotas):
+                volumes, floatingips, networks, stacks, webhooks, quotas,
+                leases):
     _module.register_opts(CONF)

@@ -9,6 +9,7 @@ from climate.conf import api
 from climate.conf import clients
 from climate.conf import floatingips
 from climate.conf import hosts
+from climate.conf import leases
 from climate.conf import manager
 from climate.conf import networks
 from climate.conf import outages
@@ -19,7 +20,7 @@ from climate.conf import volumes
 from climate.conf import webhooks
 
 _MODULES = [paths, api, manager, clients, hosts, outages, volumes,
-            floatingips, networks, stacks, webhooks, quotas]
+            floatingips, networks, stacks, webhooks, quotas, leases]
 
 DEFAULT_SQLITE = 'sqlite:///$state_path/climate.sqlite'
 

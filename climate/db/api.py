@@ -410,7 +410,7 @@ def pending_reservations(ctx, resource_type):
                   models.Lease.id == models.Reservation.lease_id)
             .where(models.Reservation.resource_type == resource_type,
                    models.Reservation.status == states.RES_PENDING,
-                   models.Lease.status == states.PENDING)
+                   models.Lease.status.in_(states.LEASE_NOT_STARTED))
             .order_by(models.Reservation.id))
         return [({'id': lease_id, 'project_id': project, 'trust_id': trust},
                  dict(params or {}, id=res_id, status=status))

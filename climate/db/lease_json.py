@@ -287,6 +287,10 @@ def _rendered(dialect_name):
         ('status', lease.status),
         ('status_reason', lease.status_reason),
         ('degraded', kit.boolean(lease.degraded)),
+        ('lease_type', lease.lease_type),
+        ('max_retries', lease.max_retries),
+        ('retry_attempts', lease.retry_attempts),
+        ('next_attempt_at', kit.date(lease.next_attempt_at)),
         ('created_at', kit.timestamp(lease.created_at)),
         ('updated_at', kit.timestamp(lease.updated_at)),
         ('reservations', kit.array(

@@ -40,6 +40,7 @@ class Lease(TimestampMixin, Base):
                  'id'),
         sa.Index('ix_leases_created', 'created_at', 'id'),
         sa.Index('ix_leases_status', 'status'),
+        sa.Index('ix_leases_waiting', 'status', 'arrival', 'id'),
     )
 
     id = sa.Column(sa.String(36), primary_key=True, default=_uuid)
@@ -52,6 +53,17 @@ class Lease(TimestampMixin, Base):
     status = sa.Column(sa.String(32), nullable=False)
     status_reason = sa.Column(sa.Text, nullable=True)
     degraded = sa.Column(sa.Boolean, nullable=False, default=False)
+    # climate.manager.lease_types: the lease's promise (null: none asked)
+    lease_type = sa.Column(sa.String(16), nullable=True)
+    # a with_retries lease's attempts while it waits
+    max_retries = sa.Column(sa.Integer, nullable=True)
+    retry_attempts = sa.Column(sa.Integer, nullable=True)
+    next_attempt_at = sa.Column(sa.DateTime, nullable=True)
+    # seconds asked for by a with_retries lease (dates set when granted)
+    duration = sa.Column(sa.BigInteger, nullable=True)
+    # when a with_retries create arrived, microseconds since the epoch
+    # (created_at has seconds only): the waiting leases' order
+    arrival = sa.Column(sa.BigInteger, nullable=True)
     # the lease's API body as a listing shows it, reservations and events
     # included, re-rendered by every transaction that changes them
     # (climate.db.lease_json); not loaded with the lease
@@ -619,3 +631,12 @@ class BillingRates(Base):
     id = sa.Column(sa.Integer, primary_key=True, autoincrement=False)
     rates = sa.Column(sa.JSON, nullable=False)
     updated_at = sa.Column(sa.DateTime, nullable=False)
+
+
+class WorkLock(Base):
+    """A named row a manager locks to do a job alone (``lease_retries``:
+    a pass over the waiting leases, ``climate.manager.retries``)."""
+
+    __tablename__ = 'work_locks'
+
+    name = sa.Column(sa.String(64), primary_key=True)

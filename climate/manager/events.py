@@ -62,6 +62,7 @@ from climate.db import usage as db_usage
 from climate import exceptions
 from climate.manager import heartbeat
 from climate.manager import lease_input
+from climate.manager import lease_types
 from climate.manager import trusts
 from climate.manager import views
 from climate.manager import webhooks
@@ -117,6 +118,9 @@ class EventEngine:
         #: called (no argument) after an event recorded webhook
         #: deliveries: the manager's delivery worker looks at once
         self.deliveries_recorded = None
+        #: called (no argument) after an end, or a failed start that gave
+        #: back what it held: the waiting leases are tried at once
+        self.capacity_released = None
         self.heartbeat = heartbeat.Heartbeat(
             owner, on_takeover=wake_all or self.wake)
         self._wakeup = threading.Event()
@@ -253,6 +257,8 @@ class EventEngine:
             if event_type in webhooks.DELIVERED_TYPES and \
                     self.deliveries_recorded is not None:
                 self.deliveries_recorded()
+            if event_type == lease_input.END:
+                self._released()
             self._notify(ctx, event_type, lease, event_id)
         except ClaimLost:
             LOG.info('Event %s was taken over by another manager (or its '
@@ -265,7 +271,8 @@ class EventEngine:
                         exc_info=not isinstance(
                             exc, exceptions.ClimateException))
             try:
-                self._failed(ctx, event_id, token, exc, counted)
+                if self._failed(ctx, event_id, token, exc, counted):
+                    self._released()
                 self.wake()
             except (ClaimLost, exceptions.LeaseNotFound):
                 pass
@@ -273,6 +280,10 @@ class EventEngine:
                 LOG.exception('Cannot record the failure of event %s; its '
                               'claim will expire and it will run again',
                               event_id)
+
+    def _released(self):
+        if self.capacity_released is not None:
+            self.capacity_released()
 
     def _locked(self, ctx, event_id, token, lease_id=None):
         """Lock the lease, then the event, and check the claim is ours."""
@@ -416,6 +427,8 @@ class EventEngine:
 
         ``counted``: the attempt was recorded by a committed first
         transaction (not so when the event ran, and failed, in one).
+        Returns whether capacity was given back (a typed lease's start
+        that gave up, ``climate.manager.lease_types``).
         """
         reason = '%s: %s' % (type(exc).__name__.replace('_Remote', ''), exc)
         with db_api.writer(ctx):
@@ -425,16 +438,22 @@ class EventEngine:
                 self._begin_attempt(lease, event)
             event.last_error = reason[:4000]
             limit = CONF.manager.event_max_attempts
+            if event.event_type == lease_input.START:
+                limit = lease_types.start_attempts(lease.lease_type, limit)
             if event.attempts >= limit:
                 db_api.set_status(event, 'event', states.EVENT_ERROR)
                 event.claimed_by = event.claim_token = None
-                db_api.set_status(
-                    lease, 'lease', states.ERROR,
-                    reason='%s failed after %d attempts: %s' % (
-                        event.event_type, event.attempts, reason))
+                what = '%s failed after %d attempt%s: %s' % (
+                    event.event_type, event.attempts,
+                    '' if event.attempts == 1 else 's', reason)
+                gave_back = (event.event_type == lease_input.START and
+                             lease_types.rolled_back(lease.lease_type))
+                if gave_back:
+                    what, gave_back = self._give_back(ctx, lease, what)
+                db_api.set_status(lease, 'lease', states.ERROR, reason=what)
                 LOG.error('Event %s of lease %s gave up: %s', event.id,
                           lease.id, reason)
-                return
+                return gave_back
             delay = backoff(event.attempts, CONF.manager.event_retry_backoff,
                             CONF.manager.event_retry_max_backoff)
             # rounded up, so that the wait is never shorter than the backoff
@@ -445,6 +464,47 @@ class EventEngine:
                 '%s attempt %d of %d failed (%s); next attempt at %s UTC' % (
                     event.event_type, event.attempts, limit, reason,
                     retry_at.strftime('%Y-%m-%d %H:%M:%S')))[:4000]
+            return False
+
+    def _give_back(self, ctx, lease, what):
+        """A typed lease whose start gave up: take back what the start
+        made in the cloud (each plugin's ``on_end``, idempotent), then
+        release its bookings, so that it is never left half-provisioned
+        and holds nothing.  Its events still to come are dropped: it ends
+        in ERROR.  Returns ``(reason, whether released)``: when the cloud
+        could not take something back, the bookings stay until the end,
+        whose event reclaims again, and the reason says so."""
+        view = views.lease(lease)
+        now = dates.utcnow()
+        pairs = views.in_run_order(
+            False, zip(lease.reservations, view['reservations']))
+        failures = []
+        for res, res_view in pairs:
+            if res.status == states.RES_DELETED:
+                continue
+            try:
+                self.plugins.get(res.resource_type).on_end(
+                    ctx, view, res_view, None)
+            except Exception as exc:
+                LOG.warning('Lease %s: could not take back reservation %s '
+                            'after its failed start: %s', lease.id, res.id,
+                            exc)
+                failures.append('%s (%s)' % (res.id, exc))
+        if failures:
+            return ('%s; taking back what the start made failed for %s: '
+                    'the reservations are held until the lease\'s end, '
+                    'which tries again' % (what, ', '.join(failures)),
+                    False)
+        with db_api.writer(ctx) as session:
+            db_usage.record_consumed(session, lease.id, now)
+        for res, res_view in pairs:
+            self.plugins.get(res.resource_type).delete(ctx, view, res_view)
+            db_api.set_status(res, 'reservation', states.RES_ERROR)
+        for ev in list(lease.events):
+            if ev.status == states.UNDONE:
+                lease.events.remove(ev)
+        return ('%s; everything the start made was taken back and the '
+                'reservations released' % what, True)
 
     def _notify(self, ctx, event_type, lease, event_id=None):
         if event_type != lease_input.NOTIFICATION:

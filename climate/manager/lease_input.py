@@ -247,6 +247,19 @@ def _reservation_changes(raw):
     return changes
 
 
+# lease states in which an update may only rename, and why
+_ONLY_RENAMED = {
+    states.ERROR: 'a lease in ERROR can only be renamed or deleted',
+    states.WAITING: 'a waiting lease can only be renamed or deleted (its '
+                    'dates are set when it is granted; to ask for something '
+                    'else, delete it and create another)',
+    states.EXHAUSTED: 'a lease whose retries ran out can only be renamed or '
+                      'deleted',
+    states.TIMEDOUT: 'a lease whose hunt for hosts timed out can only be '
+                     'renamed or deleted',
+}
+
+
 def parse_update(body, current, now, max_name_length, status):
     """New lease values from an update request, checked as Blazar does.
 
@@ -265,10 +278,10 @@ def parse_update(body, current, now, max_name_length, status):
         new['name'] = check_name(body['name'], max_name_length)
     if not set(body) - {'name'}:
         return new
-    if status == states.ERROR:
+    if status in _ONLY_RENAMED:
         raise exceptions.InvalidState(
             kind='Lease', id=current.get('id', ''), status=status,
-            reason='a lease in ERROR can only be renamed or deleted')
+            reason=_ONLY_RENAMED[status])
 
     new['start_date'] = _moved_date(body, now, current['start_date'],
                                     'start_date', 'defer_by', 'advance_by')
@@ -277,7 +290,7 @@ def parse_update(body, current, now, max_name_length, status):
 
     # Blazar's conditions, on its minute-precision "now"
     minute = floor_minute(now)
-    started = status != states.PENDING or current['start_date'] < minute
+    started = status not in states.LEASE_NOT_STARTED or current['start_date'] < minute
     ended = status == states.TERMINATED or current['end_date'] < minute
     if (started and body.get('start_date') is not None and
             new['start_date'] == floor_minute(current['start_date'])):

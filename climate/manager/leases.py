@@ -9,6 +9,7 @@ only after the commit.
 import contextlib
 import datetime
 import json
+import time
 
 from oslo_config import cfg
 from oslo_log import log as logging
@@ -16,9 +17,11 @@ from oslo_log import log as logging
 from climate import dates
 from climate.db import api as db_api
 from climate.db import models
+from climate.db import retries as db_retries
 from climate.db import usage as db_usage
 from climate import exceptions
 from climate.manager import lease_input
+from climate.manager import lease_types
 from climate.manager import quotas
 from climate.manager import trusts
 from climate.manager import views
@@ -79,11 +82,14 @@ def _about(label):
 class LeaseService:
     """Domain operations on leases; called by the RPC endpoint."""
 
-    def __init__(self, plugins, notifier, wake):
-        """:param wake: callable telling every event engine to look again."""
+    def __init__(self, plugins, notifier, wake, released=None):
+        """:param wake: callable telling every event engine to look again.
+        :param released: callable telling every manager that capacity was
+            released (``climate.manager.retries``)."""
         self.plugins = plugins
         self.notifier = notifier
         self.wake = wake
+        self.released = released or (lambda: None)
 
     def _wake_if_due_soon(self, due_times):
         """Wake the engines for an event due before they look anyway.
@@ -134,26 +140,70 @@ class LeaseService:
         deleted again.
         """
         now = dates.utcnow()
+        asked, lease_type, max_retries = lease_types.parse(
+            body, CONF.leases.max_retries)
         values = lease_input.parse_create(
-            body, now, CONF.api.max_name_length,
+            asked, now, CONF.api.max_name_length,
             CONF.manager.minutes_before_end_lease)
+        lease_types.check(lease_type, values, now,
+                          [rtype for rtype, _p in values['reservations']])
+        values.update(lease_type=lease_type, max_retries=max_retries)
+        if lease_type == lease_types.WITH_RETRIES:
+            # its place in the queue, should it wait
+            values['arrival'] = time.time_ns() // 1000
         validated = self._validated(ctx, values['reservations'])
         # before anything is written or locked: the service may be slow
         quotas.approve(ctx, 'create', body)
         trust_id = trusts.create(ctx)
         try:
-            result, due_times = self._create(ctx, values, validated,
-                                             trust_id, idempotency)
+            if lease_type == lease_types.WITH_RETRIES:
+                result, due_times = self._create_or_wait(
+                    ctx, values, validated, trust_id, idempotency, now)
+            else:
+                result, due_times = self._create(ctx, values, validated,
+                                                 trust_id, idempotency)
         except BaseException:
             if trust_id:
                 trusts.delete(trust_id, '(not created)')
             raise
-        LOG.info('Lease %s (%s) created for project %s', result['id'],
-                 result['name'], result['project_id'])
+        LOG.info('Lease %s (%s) created for project %s (%s)', result['id'],
+                 result['name'], result['project_id'], result['status'])
+        if result['status'] == states.WAITING:
+            self.notifier.send(ctx, lease_notifications.CREATE, result)
+            self.released()  # the waiting leases' pass tries it
+            return result
         result = self._prepare(ctx, result)
         self.notifier.send(ctx, lease_notifications.CREATE, result)
         self._wake_if_due_soon(due_times)
+        if lease_type == lease_types.SCHEDULED:
+            guaranteed, note = lease_types.guarantee(
+                self.plugins, [item.plugin.resource_type
+                               for item in validated])
+            result = dict(result, capacity_guaranteed=guaranteed,
+                          capacity_note=note)
         return result
+
+    def _create_or_wait(self, ctx, values, validated, trust_id,
+                        idempotency, now):
+        """A ``with_retries`` lease: granted now if it fits and no older
+        lease waits (it would take what they wait for), else written
+        WAITING, holding nothing (``climate.manager.retries``)."""
+        if not db_retries.any_waiting(ctx):
+            try:
+                return self._create(ctx, values, validated, trust_id,
+                                    idempotency)
+            except exceptions.CapacityRefusal as exc:
+                if not values['max_retries']:
+                    raise  # no retry asked: an immediate lease's answer
+                reason = exc.message
+            attempts, due = 1, now + datetime.timedelta(
+                seconds=CONF.leases.retry_interval)
+        else:
+            reason = 'waiting behind older leases for capacity'
+            attempts, due = 0, now
+        return self._write_waiting(ctx, values, validated, trust_id,
+                                   idempotency, attempts, due,
+                                   reason), []
 
     def _validated(self, ctx, requests):
         """Each ``(resource type, params)`` request checked by its
@@ -198,6 +248,67 @@ class LeaseService:
             records[index].params = validated[index].plugin.with_parts(
                 records[index].params, ids)
 
+    @staticmethod
+    def _row_values(ctx, values, trust_id, status):
+        return {
+            'name': values['name'],
+            'start_date': values['start_date'],
+            'end_date': values['end_date'],
+            'project_id': ctx.project_id,
+            'user_id': ctx.user_id,
+            'trust_id': trust_id,
+            'status': status,
+            'lease_type': values.get('lease_type'),
+            'max_retries': values.get('max_retries'),
+            'arrival': values.get('arrival'),
+        }
+
+    def _insert(self, ctx, row_values, validated, events, idempotency):
+        """Write the lease's rows (in the caller's transaction): the
+        lease, its reservations (each part linked to its owner) and
+        ``events``; returns ``(lease records, lease view)``."""
+        reservations = [{'resource_type': item.plugin.resource_type,
+                         'params': item.params,
+                         'status': states.RES_PENDING}
+                        for item in validated]
+        # a taken name is caught by the unique key (lease_insert raises
+        # LeaseNameAlreadyExists): no query ahead of the insert
+        lease = db_api.lease_records(row_values, reservations, events)
+        for res, item in zip(lease.reservations, validated):
+            # what depends on the id is in the body from the start
+            res.params = item.plugin.params_with_id(res.params, res.id)
+        self._link_parts(lease.reservations, validated)
+        if idempotency is not None:
+            # first: a concurrent create with the key waits here
+            idempotency.record(ctx, lease.id)
+        lease_view = views.lease(lease)
+        # the listing's body comes from here, not from the database
+        db_api.lease_insert(ctx, lease, json.dumps(lease_view))
+        return lease, lease_view
+
+    @db_api.retry_on_deadlock
+    def _write_waiting(self, ctx, values, validated, trust_id, idempotency,
+                       attempts, due, reason):
+        """A ``with_retries`` lease that waits: its rows, no booking, no
+        event (they come when it is granted)."""
+        row_values = self._row_values(ctx, values, trust_id, states.WAITING)
+        row_values.update(
+            retry_attempts=attempts, next_attempt_at=due,
+            duration=int((values['end_date'] -
+                          values['start_date']).total_seconds()),
+            status_reason=self._retry_note(attempts,
+                                           values['max_retries'], reason))
+        with db_api.writer(ctx):
+            lease, _view = self._insert(ctx, row_values, validated, [],
+                                        idempotency)
+            return views.lease(lease)
+
+    @staticmethod
+    def _retry_note(attempts, max_retries, reason):
+        if not attempts:
+            return reason
+        return 'attempt %d of %d: %s' % (attempts, max_retries + 1, reason)
+
     @db_api.retry_on_deadlock
     def _create(self, ctx, values, validated, trust_id, idempotency=None):
         """The lease's transaction (re-run whole on a deadlock)."""
@@ -213,43 +324,17 @@ class LeaseService:
         due_times = [ev['due_at'] for ev in events + user_events
                      if ev['event_type'] in lease_input.RUN_EVENT_TYPES]
         events += user_events
-        row_values = {
-            'name': values['name'],
-            'start_date': values['start_date'],
-            'end_date': values['end_date'],
-            'project_id': ctx.project_id,
-            'user_id': ctx.user_id,
-            'trust_id': trust_id,
-            'status': states.PENDING,
-        }
-        reservations = [{'resource_type': item.plugin.resource_type,
-                         'params': item.params,
-                         'status': states.RES_PENDING}
-                        for item in validated]
+        row_values = self._row_values(
+            ctx, values, trust_id,
+            lease_types.initial_status(values.get('lease_type')))
+        if values.get('lease_type') == lease_types.WITH_RETRIES:
+            row_values['retry_attempts'] = 1
         with db_api.writer(ctx) as session:
-            # a taken name is caught by the unique key (lease_insert raises
-            # LeaseNameAlreadyExists): no query ahead of the insert
-            lease = db_api.lease_records(row_values, reservations, events)
-            for res, item in zip(lease.reservations, validated):
-                # what depends on the id is in the body from the start
-                res.params = item.plugin.params_with_id(res.params, res.id)
-            self._link_parts(lease.reservations, validated)
-            if idempotency is not None:
-                # first: a concurrent create with the key waits here
-                idempotency.record(ctx, lease.id)
-            lease_view = views.lease(lease)
-            # the listing's body comes from here, not from the database
-            db_api.lease_insert(ctx, lease, json.dumps(lease_view))
-            res_views = {r['id']: r for r in lease_view['reservations']}
-            for res, item in zip(lease.reservations, validated):
-                # in the order asked for, each reservation's parts first
-                with _about(item.label):
-                    resource_id = item.plugin.reserve(
-                        ctx, lease_view, res_views[res.id])
-                if resource_id is not None:
-                    db_api.reservation_set_resource(ctx, lease.id, res.id,
-                                                    resource_id)
-                    res.resource_id = resource_id
+            lease, lease_view = self._insert(ctx, row_values, validated,
+                                             events, idempotency)
+            # in the order asked for, each reservation's parts first
+            self._book(ctx, lease, lease_view,
+                       [(item.plugin, item.label) for item in validated])
             # after the bookings: the project's limits weigh them too
             quotas.enforce(session, ctx.project_id, lease.id,
                            values['start_date'], values['end_date'])
@@ -257,6 +342,92 @@ class LeaseService:
             db_api.refresh_records(ctx, lease.reservations)
             result = views.lease(lease)
         return result, due_times
+
+    @staticmethod
+    def _book(ctx, lease, lease_view, plugins_and_labels):
+        """Each reservation's ``reserve``, in the order stored (each
+        reservation's parts first); ``plugins_and_labels``: the plugin of
+        each reservation, and the label naming a part in errors."""
+        res_views = {r['id']: r for r in lease_view['reservations']}
+        for res, (plugin, label) in zip(lease.reservations,
+                                        plugins_and_labels):
+            with _about(label):
+                resource_id = plugin.reserve(ctx, lease_view,
+                                             res_views[res.id])
+            if resource_id is not None:
+                db_api.reservation_set_resource(ctx, lease.id, res.id,
+                                                resource_id)
+                res.resource_id = resource_id
+
+    # -- granting a waiting lease -------------------------------------------
+
+    @db_api.retry_on_deadlock
+    def grant(self, ctx, lease_id, now):
+        """Try to grant a WAITING ``with_retries`` lease now: its window
+        from now for its length, its bookings, its events, in one
+        transaction; STARTING (its start due now) when it fits.
+
+        :returns: the lease view when granted, None when it is not
+            waiting any more.
+        :raises: the refusal (CapacityRefusal, QuotaExceeded...) when it
+            does not fit; nothing is written then.
+        """
+        with db_api.writer(ctx) as session:
+            lease = db_api.lease_get(ctx, lease_id, for_update=True)
+            if lease.status != states.WAITING:
+                return None
+            start = now
+            end = now + datetime.timedelta(seconds=lease.duration)
+            lease.start_date, lease.end_date = start, end
+            before_end = lease_input.default_before_end(
+                start, end, CONF.manager.minutes_before_end_lease)
+            for event_type, when in ((lease_input.START, start),
+                                     (lease_input.END, end),
+                                     (lease_input.BEFORE_END, before_end)):
+                if when is not None:
+                    lease.events.append(models.Event(
+                        **_event_values(event_type, when)))
+            db_api.set_status(lease, 'lease', states.STARTING)
+            lease.next_attempt_at = None
+            lease.status_reason = None
+            db_api.flush(ctx)
+            view = views.lease(lease)
+            self._book(ctx, lease, view,
+                       [(self.plugins.get(res.resource_type), None)
+                        for res in lease.reservations])
+            quotas.enforce(session, lease.project_id, lease.id, start, end)
+            db_api.flush(ctx)
+            for res in lease.reservations:
+                # what the plugins stored with Core statements
+                session.refresh(res)
+            return views.lease(lease)
+
+    @db_api.retry_on_deadlock
+    def not_granted(self, ctx, lease_id, reason, counted, now):
+        """Record a refused attempt of a WAITING lease: counted, it uses
+        one of the lease's attempts (EXHAUSTED after the last, with the
+        reason); not counted (a try on released capacity), nothing is
+        written.  Returns the lease view when it changed."""
+        if not counted:
+            return None
+        with db_api.writer(ctx):
+            lease = db_api.lease_get(ctx, lease_id, for_update=True)
+            if lease.status != states.WAITING:
+                return None
+            lease.retry_attempts = (lease.retry_attempts or 0) + 1
+            if lease.retry_attempts > lease.max_retries:
+                db_api.set_status(
+                    lease, 'lease', states.EXHAUSTED,
+                    reason='not granted after %d attempts: %s' % (
+                        lease.retry_attempts, reason))
+                lease.next_attempt_at = None
+            else:
+                lease.status_reason = self._retry_note(
+                    lease.retry_attempts, lease.max_retries, reason)
+                lease.next_attempt_at = now + datetime.timedelta(
+                    seconds=CONF.leases.retry_interval)
+            db_api.flush(ctx)
+            return views.lease(lease)
 
     # -- updating ------------------------------------------------------------
 
@@ -466,7 +637,9 @@ class LeaseService:
         # after the commit: a delete that failed keeps a working trust
         trusts.delete(view['trust_id'], lease_id)
         self.notifier.send(ctx, lease_notifications.DELETE, view)
-        # no wake-up: removing events never makes anything due earlier
+        # no engine wake-up: removing events never makes anything due
+        # earlier; but what the lease held may be what others wait for
+        self.released()
 
     @db_api.retry_on_deadlock
     def _delete(self, ctx, lease_id):

@@ -52,8 +52,10 @@ except ImportError:  # another driver
 else:
     BUS_ERRORS += (kombu.exceptions.KombuError, amqp.exceptions.AMQPError)
 
-#: RPC API versions: 1.1 adds create_lease's idempotency_key, and ping.
+#: RPC API versions: 1.1 adds create_lease's idempotency_key, and ping;
+#: 1.2 adds released.
 IDEMPOTENCY_VERSION = '1.1'
+RETRIES_VERSION = '1.2'
 
 
 def _first_line(exc):
@@ -514,10 +516,21 @@ class ManagerAPI:
         :raises MessageBusUnavailable: the bus is down (at once while
             another call is probing it).
         """
+        self._cast_all(ctx, 'wake')
+
+    def released_all(self, ctx):
+        """Tell every manager that capacity was released: their passes
+        over the waiting leases try them now (``climate.manager.retries``);
+        their engines look for due events too.  As :meth:`wake_all`."""
+        self._cast_all(ctx, 'released', RETRIES_VERSION)
+
+    def _cast_all(self, ctx, method, version=None):
         probe = self.bus.claim_cast()
         reached = False
+        fanout = self._fanout if version is None else \
+            self._fanout.prepare(version=version)
         try:
-            self._fanout.cast(ctx, 'wake')
+            fanout.cast(ctx, method)
             reached = True
         except BUS_ERRORS as exc:
             raise exceptions.MessageBusUnavailable(

@@ -21,6 +21,7 @@ from climate.manager import networks
 from climate.manager import outages
 from climate.manager import plugins as plugin_registry
 from climate.manager import quotas
+from climate.manager import retries
 from climate.manager import rpcapi
 from climate.manager import billing
 from climate.manager import body_filler
@@ -51,14 +52,16 @@ class ManagerEndpoint:
     """What the API may call; every method takes the caller's context.
 
     1.1: ``create_lease`` takes an ``idempotency_key``; ``ping``.
+    1.2: ``released``.
     """
 
-    target = messaging.Target(version='1.1')
+    target = messaging.Target(version='1.2')
 
     def __init__(self, service):
         self.leases = service.leases
         self.plugins = service.plugins
         self.engine = service.engine
+        self.retries = service.retries
         self.host = service.host
 
     @_user_errors
@@ -93,6 +96,12 @@ class ManagerEndpoint:
     def wake(self, ctx):
         self.engine.wake()
 
+    def released(self, ctx):
+        """1.2: capacity was released (a lease ended, was deleted or gave
+        back what its failed start held)."""
+        self.retries.released()
+        self.engine.wake()
+
     def ping(self, ctx):
         """A round trip over the message bus (the detailed health check);
         touches nothing else."""
@@ -112,7 +121,10 @@ class ManagerService:
                                          wake_all=self._wake_all)
         self._fanout = None
         self.leases = leases.LeaseService(self.plugins, notifier,
-                                          self._wake_all)
+                                          self._wake_all,
+                                          self._released_all)
+        self.retries = retries.RetryWorker(self.leases)
+        self.engine.capacity_released = self._released_all
         self._server = None
         self.healer = hosts.Healer(self.plugins)
         self.trust_sweeper = trust_sweeper.TrustSweeper()
@@ -124,14 +136,22 @@ class ManagerService:
 
     def _wake_all(self):
         self.engine.wake()
+        self._tell_all('wake_all')
+
+    def _released_all(self):
+        self.retries.released()
+        self.engine.wake()
+        self._tell_all('released_all')
+
+    def _tell_all(self, method):
         try:
             if self._fanout is None:
                 self._fanout = rpcapi.ManagerAPI()
-            self._fanout.wake_all(climate_context.admin_context())
+            getattr(self._fanout, method)(climate_context.admin_context())
         except Exception as exc:
-            # the message bus is away: the other engines look on their own
+            # the message bus is away: the other managers look on their own
             # within [manager] max_sleep
-            LOG.warning('Could not wake the other managers: %s',
+            LOG.warning('Could not tell the other managers (%s): %s', method,
                         str(exc).splitlines()[0] if str(exc) else
                         type(exc).__name__)
 
@@ -156,6 +176,7 @@ class ManagerService:
         self.body_filler.start()
         self.key_purger.start()
         self.webhooks.start()
+        self.retries.start()
         LOG.info('climate-manager %s started (plugins: %s)', self.host,
                  ', '.join(CONF.manager.plugins))
 
@@ -167,6 +188,7 @@ class ManagerService:
         self.trust_sweeper.stop()
         self.body_filler.stop()
         self.key_purger.stop()
+        self.retries.stop()
         self.engine.stop()
         # after the engine: its last events' deliveries are claimed or left
         # pending for the other managers

@@ -86,6 +86,10 @@ def lease(row):
         'status': row.status,
         'status_reason': row.status_reason,
         'degraded': row.degraded,
+        'lease_type': row.lease_type,
+        'max_retries': row.max_retries,
+        'retry_attempts': row.retry_attempts,
+        'next_attempt_at': dates.format(row.next_attempt_at),
         'created_at': dates.format_timestamp(row.created_at),
         'updated_at': dates.format_timestamp(row.updated_at),
         'reservations': [reservation(r) for r in sorted(

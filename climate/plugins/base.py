@@ -55,6 +55,12 @@ class ResourcePlugin(abc.ABC):
     #: they run; an event whose plugins only write SQL runs in a single
     #: transaction instead, as nothing could observe that state.
     acts_in_cloud = True
+    #: Whether the capacity this plugin books is Climate's alone (hosts
+    #: taken out of the cloud's common pool), so that a booking is a
+    #: guarantee; false where the cloud's other users draw on the same
+    #: pool, so that a booking is a prediction (a ``scheduled`` lease's
+    #: answer says which, ``climate.manager.lease_types``).
+    capacity_guaranteed = True
 
     def __init__(self, owner=None):
         #: Name of the manager process that loaded the plugin (for logs).

@@ -10,14 +10,18 @@ from climate.api import microversion
 from climate.api.v1 import types
 from climate import dates
 from climate import exceptions
+from climate.manager import lease_types
 from climate.manager import views
 from climate import policy
+from climate import states
 
 PAGINATION_VERSION = microversion.Version.parse('1.1')
 #: Pre-created instance reservations (``server_id``, ``server``,
 #: ``on_end``).
 PRECREATED_VERSION = microversion.Version.parse('1.4')
 PRECREATED_FIELDS = ('server_id', 'server', 'on_end')
+#: Lease types (``lease_type``, ``max_retries``) and their states.
+LEASE_TYPES_VERSION = microversion.Version.parse('1.11')
 #: Resource types newer than those fields, which take them at any version.
 NEWER_TYPES = ('virtual:volume', 'virtual:stack')
 LIST_PARAMS = frozenset(['limit', 'marker', 'sort_key', 'sort_dir', 'status',
@@ -85,7 +89,7 @@ def _next_link(request, page, limit):
 def _page_body(page, links=()):
     # the manager's page is JSON text already (climate.db.lease_json):
     # decoding it here only to encode it again would double the API's cost
-    body = '{"leases": %s' % views.page_leases(page)
+    body = '{"leases": %s' % _shown_page(views.page_leases(page))
     if links:
         body += ', "leases_links": %s' % json.dumps(links)
     return body + '}'
@@ -113,11 +117,48 @@ def _refuse_newer_fields(body, types_of=None):
         if rtype in NEWER_TYPES:
             continue  # a new type: its fields (on_end) at any version
         field = next(f for f in PRECREATED_FIELDS if f in res)
-        raise exceptions.InvalidInput(
-            reason='%s needs microversion %s or later (send '
-                   '"OpenStack-API-Version: %s %s")' % (
-                       field, PRECREATED_VERSION,
-                       microversion.SERVICE_TYPE, PRECREATED_VERSION))
+        raise _needs(field, PRECREATED_VERSION)
+
+
+def _needs(field, version):
+    return exceptions.InvalidInput(
+        reason='%s needs microversion %s or later (send '
+               '"OpenStack-API-Version: %s %s")' % (
+                   field, version, microversion.SERVICE_TYPE, version))
+
+
+def _typed():
+    """Whether the request's microversion knows lease types."""
+    return microversion.of(pecan.request) >= LEASE_TYPES_VERSION
+
+
+def _refuse_lease_type(body):
+    if _typed():
+        return
+    for field in lease_types.FIELDS:
+        if field in body:
+            raise _needs(field, LEASE_TYPES_VERSION)
+
+
+def _shown(lease):
+    """A lease as the request's microversion shows it: before 1.11, the
+    lease types' own states as Blazar's (``states.BLAZAR_EQUIVALENT``)."""
+    if _typed():
+        return lease
+    return dict(lease, status=lease_types.blazar_status(lease['status']))
+
+
+# the lease types' states, as a stored body spells them: a page without
+# any is passed on untouched
+_TYPED_STATES = tuple('"%s"' % state
+                      for state in states.BLAZAR_EQUIVALENT)
+
+
+def _shown_page(text):
+    """A page's JSON text as :func:`_shown` would show its leases."""
+    if _typed() or not any(state in text for state in _TYPED_STATES):
+        return text
+    return json.dumps([_shown(lease) for lease in json.loads(text)])
 
 
 def _refuse_on_collection(lease_id):
@@ -144,7 +185,8 @@ class LeasesController(rest.RestController):
     def get_one(self, lease_id):
         ctx = pecan.request.context
         policy.authorize(ctx, 'climate:leases:get')
-        return {'lease': pecan.request.rpcapi.get_lease(ctx, lease_id)}
+        return {'lease': _shown(pecan.request.rpcapi.get_lease(ctx,
+                                                               lease_id))}
 
     @pecan.expose('json')
     def post(self):
@@ -152,12 +194,13 @@ class LeasesController(rest.RestController):
         policy.authorize(ctx, 'climate:leases:create')
         body = types.parse(pecan.request, types.LeaseCreate)
         _refuse_newer_fields(body)
+        _refuse_lease_type(body)
         # at every microversion: a retried create with the same key returns
         # the first lease (climate.manager.idempotency)
         lease = pecan.request.rpcapi.create_lease(
             ctx, body, pecan.request.headers.get('Idempotency-Key'))
         pecan.response.status = 201
-        return {'lease': lease}
+        return {'lease': _shown(lease)}
 
     @pecan.expose('json')
     def put(self, lease_id=None):
@@ -168,8 +211,8 @@ class LeasesController(rest.RestController):
         _refuse_newer_fields(body, lambda: {
             res['id']: res['resource_type'] for res in
             pecan.request.rpcapi.get_lease(ctx, lease_id)['reservations']})
-        return {'lease': pecan.request.rpcapi.update_lease(ctx, lease_id,
-                                                           body)}
+        return {'lease': _shown(pecan.request.rpcapi.update_lease(
+            ctx, lease_id, body))}
 
     # no template: a 204 has no body, but the JSON content type lets clients
     # that send "Accept: application/json" (python-blazarclient) through

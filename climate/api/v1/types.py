@@ -86,6 +86,9 @@ class LeaseCreate(wtypes.Base):
     before_end_date = Date
     reservations = [Params]
     events = [Params]
+    # microversion 1.11 (climate.manager.lease_types checks them)
+    lease_type = json_scalar
+    max_retries = json_scalar
 
 
 class LeaseUpdate(wtypes.Base):

@@ -627,7 +627,7 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         with db_api.writer(ctx):
             # the lease lock orders healing with this lease's events
             lease = db_api.lease_get(ctx, lease_id, for_update=True)
-            if lease.status not in (states.PENDING, states.ACTIVE):
+            if lease.status not in states.LEASE_HOLDING:
                 return False
             res = next(r for r in lease.reservations if r.id == res_id)
             allocs = db_hosts.allocations_of(ctx, res_id)

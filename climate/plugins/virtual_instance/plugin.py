@@ -865,7 +865,7 @@ class VirtualInstancePlugin(backend_loader.BackendOwner,
         with db_api.writer(ctx) as session:
             # the lease lock orders healing with this lease's events
             lease = db_api.lease_get(ctx, lease_id, for_update=True)
-            if lease.status not in (states.PENDING, states.ACTIVE):
+            if lease.status not in states.LEASE_HOLDING:
                 return False
             res = next((r for r in lease.reservations if r.id == res_id),
                        None)

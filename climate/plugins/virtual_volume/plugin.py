@@ -141,6 +141,8 @@ class VirtualVolumePlugin(backend_loader.BackendOwner, base.ResourcePlugin):
                    'volume_type) on one storage pool; optionally volumes '
                    'created at the start.')
     backends = backends
+    # Cinder places volumes without a reservation on the same pools
+    capacity_guaranteed = False
 
     def __init__(self, owner=None):
         super().__init__(owner)

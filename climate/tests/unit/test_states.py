@@ -81,6 +81,8 @@ def test_lease_shortcuts_are_refused(current, new):
 
 def test_terminal_states_have_no_way_out():
     assert states.LEASE[states.TERMINATED] == set()
+    assert states.LEASE[states.EXHAUSTED] == set()
+    assert states.LEASE[states.TIMEDOUT] == set()
     assert states.RESERVATION[states.RES_DELETED] == set()
     assert states.EVENT[states.DONE] == set()
     assert states.EVENT[states.EVENT_ERROR] == set()
@@ -97,7 +99,11 @@ def test_an_unknown_current_state_is_refused():
 
 
 def test_updatable_and_busy_sets():
-    assert states.LEASE_UPDATABLE == {states.PENDING, states.ACTIVE}
+    assert states.LEASE_UPDATABLE == {states.PENDING, states.INACTIVE,
+                                      states.ACTIVE}
+    assert states.LEASE_NOT_STARTED == {states.PENDING, states.INACTIVE}
+    assert states.LEASE_HOLDING == {states.PENDING, states.INACTIVE,
+                                    states.ACTIVE}
     assert states.LEASE_BUSY == {states.STARTING, states.UPDATING,
                                  states.TERMINATING}
     assert not states.LEASE_UPDATABLE & states.LEASE_BUSY
@@ -107,3 +113,33 @@ def test_an_undeclared_transition_is_a_server_bug_not_a_user_error():
     exc = exceptions.InvalidStateTransition(kind='lease', current='A',
                                             new='B')
     assert exc.code == 500
+
+
+def test_the_lease_types_states():
+    assert (states.INACTIVE, states.WAITING, states.EXHAUSTED,
+            states.HUNTING, states.TIMEDOUT) == (
+        'INACTIVE', 'WAITING', 'EXHAUSTED', 'IN_PROGRESS', 'TIMEDOUT')
+    # each type's path (climate.manager.lease_types)
+    for path in ([states.INACTIVE, states.STARTING, states.ACTIVE],
+                 [states.INACTIVE, states.STARTING, states.ERROR],
+                 [states.WAITING, states.STARTING, states.ACTIVE],
+                 [states.WAITING, states.EXHAUSTED],
+                 [states.HUNTING, states.ACTIVE],
+                 [states.HUNTING, states.TIMEDOUT]):
+        for current, new in zip(path, path[1:]):
+            assert states.check('lease', current, new) == new
+    for current, new in ((states.WAITING, states.ACTIVE),
+                         (states.WAITING, states.ERROR),
+                         (states.INACTIVE, states.ACTIVE),
+                         (states.EXHAUSTED, states.WAITING),
+                         (states.TIMEDOUT, states.HUNTING)):
+        with pytest.raises(exceptions.InvalidStateTransition):
+            states.check('lease', current, new)
+
+
+def test_older_clients_see_blazars_states():
+    assert states.BLAZAR_EQUIVALENT == {
+        'INACTIVE': 'PENDING', 'WAITING': 'PENDING',
+        'IN_PROGRESS': 'STARTING', 'EXHAUSTED': 'ERROR',
+        'TIMEDOUT': 'ERROR'}
+    assert set(states.BLAZAR_EQUIVALENT.values()) <= set(states.LEASE)

@@ -1,0 +1,43 @@
+"""Options of the lease types (``[leases]``, microversion 1.11): how a
+``with_retries`` lease waits for capacity (``climate.manager.retries``)."""
+
+from oslo_config import cfg
+
+LEASES_GROUP = 'leases'
+
+leases_group = cfg.OptGroup(
+    LEASES_GROUP, title='Lease types',
+    help='How leases of a type other than the default behave: a '
+         'with_retries lease that cannot be granted waits, holding '
+         'nothing, and is tried again at an interval and whenever '
+         'capacity is released.')
+
+leases_opts = [
+    cfg.IntOpt('max_retries', default=10, min=0, max=10000,
+               help='Most retries of a with_retries lease after its first '
+                    'attempt; a lease may ask for fewer with '
+                    'max_retries.'),
+    cfg.IntOpt('retry_interval', default=300, min=1,
+               help='Seconds between the counted attempts of a waiting '
+                    'lease.  Capacity released by a lease that ends or is '
+                    'deleted wakes the waiting leases at once; such an '
+                    'extra try is not counted.'),
+    cfg.IntOpt('retry_overtake_limit', default=600, min=0,
+               help='Seconds a waiting lease may be overtaken: younger '
+                    'leases that fit are granted before an older one that '
+                    'does not, until it has waited this long; from then '
+                    'on no younger lease is granted before it (no '
+                    'starvation of large requests).  0: strict arrival '
+                    'order.'),
+    cfg.IntOpt('retry_batch', default=200, min=1, max=5000,
+               help='Most waiting leases one pass tries, oldest first.'),
+]
+
+
+def register_opts(conf):
+    conf.register_group(leases_group)
+    conf.register_opts(leases_opts, group=leases_group)
+
+
+def list_opts():
+    return [(LEASES_GROUP, list(leases_opts))]

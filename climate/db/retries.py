@@ -1,0 +1,75 @@
+"""The waiting ``with_retries`` leases: the queue's SQL, and the lock
+that lets one manager at a time make a pass over it
+(``climate.manager.retries``)."""
+
+import collections
+import contextlib
+import threading
+
+import sqlalchemy as sa
+
+from climate.db import api as db_api
+from climate.db import models
+from climate import states
+
+LOCK_NAME = 'lease_retries'
+
+#: A waiting lease as a pass sees it.
+Waiting = collections.namedtuple('Waiting', 'id created_at next_attempt_at')
+
+_LEASE = models.Lease.__table__
+# SQLite has no row lock and one writer at a time: one process's managers
+# (the embedded default) share this lock instead
+_LOCAL = collections.defaultdict(threading.Lock)
+
+
+def any_waiting(ctx):
+    """Whether some lease is WAITING (through the status index)."""
+    with db_api.reader(ctx) as session:
+        return session.execute(
+            sa.select(_LEASE.c.id).where(
+                _LEASE.c.status == states.WAITING).limit(1)).first() \
+            is not None
+
+
+def waiting(ctx, limit):
+    """The oldest ``limit`` WAITING leases, in arrival order."""
+    with db_api.reader(ctx) as session:
+        rows = session.execute(
+            sa.select(_LEASE.c.id, _LEASE.c.created_at,
+                      _LEASE.c.next_attempt_at)
+            .where(_LEASE.c.status == states.WAITING)
+            .order_by(_LEASE.c.arrival, _LEASE.c.id).limit(limit))
+        return [Waiting(*row) for row in rows]
+
+
+def next_due(ctx):
+    """When the earliest counted attempt of a waiting lease is due (None:
+    no lease waits)."""
+    with db_api.reader(ctx) as session:
+        return session.execute(
+            sa.select(sa.func.min(_LEASE.c.next_attempt_at)).where(
+                _LEASE.c.status == states.WAITING)).scalar()
+
+
+@contextlib.contextmanager
+def work_lock(name=LOCK_NAME):
+    """Hold the ``work_locks`` row ``name`` (waiting for it) while the
+    block runs, on a connection of its own: the block's transactions
+    commit one by one under it, and a manager that dies releases it with
+    its connection."""
+    engine = db_api.get_engine()
+    if engine.dialect.name == 'sqlite':
+        with _LOCAL[name]:
+            yield
+        return
+    table = models.WorkLock.__table__
+    with engine.connect() as conn:
+        with conn.begin():
+            found = conn.execute(sa.select(table.c.name).where(
+                table.c.name == name).with_for_update()).first()
+            if found is None:
+                # a database stamped without its row: made once, then
+                # locked (a concurrent first insert is a duplicate key)
+                conn.execute(table.insert().values(name=name))
+            yield

@@ -1,0 +1,143 @@
+"""The waiting ``with_retries`` leases, tried again.
+
+Each manager runs a :class:`RetryWorker`.  A pass holds the
+``lease_retries`` work lock (``climate.db.retries.work_lock``), so that
+passes of several managers run one after the other and leases are granted
+in the order :mod:`climate.scheduling.retry_queue` decides; each lease is
+tried in a transaction of its own (``LeaseService.grant``) that checks,
+under the lease's row lock, that it still waits: a lease is granted once,
+whoever tries it.  A manager killed during a pass loses only the
+transaction under way (rolled back) and the lock (its connection closes);
+another manager's pass takes over.
+
+A pass runs when a counted attempt is due (every ``[leases]
+retry_interval`` seconds per lease) and whenever capacity is released
+(``LeaseService.released``: a lease ended, was deleted, or gave back what
+its failed start held), which every manager hears through a fanout cast.
+"""
+
+import datetime
+import threading
+
+from oslo_config import cfg
+from oslo_log import log as logging
+from oslo_utils import timeutils
+
+from climate import context as climate_context
+from climate import dates
+from climate.db import retries as db_retries
+from climate import exceptions
+from climate.notifications import lease as lease_notifications
+from climate.scheduling import retry_queue
+from climate import states
+
+LOG = logging.getLogger(__name__)
+CONF = cfg.CONF
+
+# the least a worker sleeps between passes when a lease it cannot try yet
+# (behind one that blocks the queue) is due already
+_MIN_SLEEP = 1.0
+
+
+class RetryWorker:
+    """A manager's thread that tries the waiting leases again."""
+
+    def __init__(self, leases):
+        """:param leases: the manager's ``LeaseService``."""
+        self.leases = leases
+        self._wakeup = threading.Event()
+        self._released = threading.Event()
+        self._stopping = threading.Event()
+        self._thread = None
+
+    def start(self):
+        """Start the worker's loop in a thread of its own."""
+        self._thread = threading.Thread(target=self._loop, daemon=True,
+                                        name='climate-retries')
+        self._thread.start()
+
+    def stop(self, timeout=30):
+        """Stop after the lease being tried, if any."""
+        self._stopping.set()
+        self._wakeup.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def released(self):
+        """Capacity was released: try every waiting lease now."""
+        self._released.set()
+        self._wakeup.set()
+
+    def _loop(self):
+        ctx = climate_context.admin_context()
+        while not self._stopping.is_set():
+            released = self._released.is_set()
+            self._released.clear()
+            try:
+                self.run_pass(ctx, released)
+            except Exception:
+                LOG.exception('Pass over the waiting leases failed; '
+                              'retrying')
+                if released:
+                    self._released.set()
+                self._stopping.wait(1)
+                continue
+            self._sleep(ctx)
+
+    def _sleep(self, ctx):
+        timeout = CONF.manager.max_sleep
+        try:
+            nxt = db_retries.next_due(ctx)
+        except Exception:
+            LOG.exception('Cannot read when a waiting lease is due')
+            nxt = None
+        if nxt is not None:
+            wait = (nxt - timeutils.utcnow()).total_seconds()
+            timeout = max(_MIN_SLEEP, min(timeout, wait))
+        self._wakeup.wait(timeout)
+        self._wakeup.clear()
+
+    def run_pass(self, ctx, released):
+        """One pass over the waiting leases (oldest first, at most
+        ``[leases] retry_batch``); returns the ids granted, in order."""
+        granted = []
+        with db_retries.work_lock():
+            now = dates.utcnow()
+            waiting = db_retries.waiting(ctx, CONF.leases.retry_batch)
+            decisions = retry_queue.Pass(
+                now, CONF.leases.retry_overtake_limit, released)
+            for lease in waiting:
+                if self._stopping.is_set():
+                    break
+                try_it, counted = decisions.decide(lease)
+                if not try_it:
+                    continue
+                if self._try(ctx, lease, counted, decisions):
+                    granted.append(lease.id)
+        if granted:
+            # their starts are due now
+            self.leases.wake()
+        return granted
+
+    def _try(self, ctx, lease, counted, decisions):
+        try:
+            view = self.leases.grant(ctx, lease.id, dates.utcnow())
+        except exceptions.ClimateException as exc:
+            if exc.code >= 500:
+                raise  # the database or a cloud away: not the lease's fault
+            decisions.refused(lease)
+            view = self.leases.not_granted(ctx, lease.id, exc.message,
+                                           counted, dates.utcnow())
+            if view is not None and view['status'] == states.EXHAUSTED:
+                LOG.info('Lease %s not granted, its retries ran out: %s',
+                         lease.id, view['status_reason'])
+                self.leases.notifier.send(ctx, lease_notifications.UPDATE,
+                                          view)
+            return False
+        if view is None:
+            return False  # deleted or granted by another pass meanwhile
+        LOG.info('Lease %s granted after %s waiting', lease.id,
+                 datetime.timedelta(seconds=int(
+                     (dates.utcnow() - lease.created_at).total_seconds())))
+        self.leases.notifier.send(ctx, lease_notifications.UPDATE, view)
+        return True

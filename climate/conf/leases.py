@@ -30,7 +30,11 @@ leases_opts = [
                     'starvation of large requests).  0: strict arrival '
                     'order.'),
     cfg.IntOpt('retry_batch', default=200, min=1, max=5000,
-               help='Most waiting leases one pass tries, oldest first.'),
+               help='Most waiting leases one pass looks at, oldest first.'),
+    cfg.IntOpt('retry_refusals', default=10, min=1,
+               help='After released capacity, the waiting leases are tried '
+                    'oldest first until this many in a row do not fit; '
+                    'the younger ones wait for their own next attempt.'),
 ]
 
 

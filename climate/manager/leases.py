@@ -9,6 +9,7 @@ only after the commit.
 import contextlib
 import datetime
 import json
+import math
 import time
 
 from oslo_config import cfg
@@ -82,14 +83,18 @@ def _about(label):
 class LeaseService:
     """Domain operations on leases; called by the RPC endpoint."""
 
-    def __init__(self, plugins, notifier, wake, released=None):
+    def __init__(self, plugins, notifier, wake, released=None,
+                 queued=None):
         """:param wake: callable telling every event engine to look again.
         :param released: callable telling every manager that capacity was
-            released (``climate.manager.retries``)."""
+            released (``climate.manager.retries``).
+        :param queued: callable telling this manager's retry worker that a
+            lease waits, due now."""
         self.plugins = plugins
         self.notifier = notifier
         self.wake = wake
         self.released = released or (lambda: None)
+        self.queued = queued or (lambda: None)
 
     def _wake_if_due_soon(self, due_times):
         """Wake the engines for an event due before they look anyway.
@@ -170,7 +175,8 @@ class LeaseService:
                  result['name'], result['project_id'], result['status'])
         if result['status'] == states.WAITING:
             self.notifier.send(ctx, lease_notifications.CREATE, result)
-            self.released()  # the waiting leases' pass tries it
+            if not result['retry_attempts']:
+                self.queued()  # behind older ones, due now: a pass tries it
             return result
         result = self._prepare(ctx, result)
         self.notifier.send(ctx, lease_notifications.CREATE, result)
@@ -294,8 +300,9 @@ class LeaseService:
         row_values = self._row_values(ctx, values, trust_id, states.WAITING)
         row_values.update(
             retry_attempts=attempts, next_attempt_at=due,
-            duration=int((values['end_date'] -
-                          values['start_date']).total_seconds()),
+            # whole seconds, at least one ("now" has a fraction)
+            duration=max(1, math.ceil((values['end_date'] -
+                                       values['start_date']).total_seconds())),
             status_reason=self._retry_note(attempts,
                                            values['max_retries'], reason))
         with db_api.writer(ctx):

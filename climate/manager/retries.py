@@ -68,6 +68,10 @@ class RetryWorker:
         self._released.set()
         self._wakeup.set()
 
+    def wake(self):
+        """A lease was queued, due now: a pass tries the due ones."""
+        self._wakeup.set()
+
     def _loop(self):
         ctx = climate_context.admin_context()
         while not self._stopping.is_set():
@@ -104,8 +108,9 @@ class RetryWorker:
         with db_retries.work_lock():
             now = dates.utcnow()
             waiting = db_retries.waiting(ctx, CONF.leases.retry_batch)
-            decisions = retry_queue.Pass(
-                now, CONF.leases.retry_overtake_limit, released)
+            decisions = retry_queue.Pass.over(
+                waiting, now, CONF.leases.retry_overtake_limit, released,
+                CONF.leases.retry_refusals)
             for lease in waiting:
                 if self._stopping.is_set():
                     break
@@ -113,6 +118,7 @@ class RetryWorker:
                 if not try_it:
                     continue
                 if self._try(ctx, lease, counted, decisions):
+                    decisions.granted(lease)
                     granted.append(lease.id)
         if granted:
             # their starts are due now

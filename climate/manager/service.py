@@ -120,9 +120,9 @@ class ManagerService:
         self.engine = events.EventEngine(self.host, self.plugins, notifier,
                                          wake_all=self._wake_all)
         self._fanout = None
-        self.leases = leases.LeaseService(self.plugins, notifier,
-                                          self._wake_all,
-                                          self._released_all)
+        self.leases = leases.LeaseService(
+            self.plugins, notifier, self._wake_all, self._released_all,
+            lambda: self.retries.wake())
         self.retries = retries.RetryWorker(self.leases)
         self.engine.capacity_released = self._released_all
         self._server = None

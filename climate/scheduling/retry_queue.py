@@ -7,6 +7,11 @@ counted.  A younger lease that fits is granted before an older one that
 does not (it may need less, or other resources) -- until the older one has
 waited ``overtake_limit`` seconds: from then on a pass stops at it, so that
 a stream of small requests cannot starve a large one for ever.
+
+Uncounted tries stop after ``max_refusals`` refusals in a row: released
+capacity that the oldest waiting leases could not use is seldom what the
+next hundred can, and each try costs a transaction.  The leases beyond are
+tried at their counted attempts.
 """
 
 import datetime
@@ -16,14 +21,25 @@ class Pass:
     """One pass's decisions, fed with the waiting leases in arrival
     order (objects with ``id``, ``created_at`` and ``next_attempt_at``)."""
 
-    def __init__(self, now, overtake_limit, released):
+    def __init__(self, now, overtake_limit, released, max_refusals=10):
         """:param released: capacity was released since the last pass:
             every waiting lease is tried, not only those due."""
         self.now = now
         self.limit = datetime.timedelta(seconds=overtake_limit)
         self.released = released
+        self.max_refusals = max_refusals
         #: the id of the lease that stopped the pass, if one did
         self.blocked_by = None
+        self._refused_in_a_row = 0
+
+    @classmethod
+    def over(cls, waiting, now, overtake_limit, released, max_refusals=10):
+        """The pass over ``waiting`` (oldest first).  When a lease is due,
+        the older ones are tried first as after a release: capacity freed
+        since their last try is theirs before it is a younger lease's."""
+        due = any(lease.next_attempt_at is not None and
+                  lease.next_attempt_at <= now for lease in waiting)
+        return cls(now, overtake_limit, released or due, max_refusals)
 
     def decide(self, lease):
         """``(try it, counted)``: whether to try ``lease`` now, and whether
@@ -32,10 +48,26 @@ class Pass:
             return False, False
         due = lease.next_attempt_at is not None and \
             lease.next_attempt_at <= self.now
-        return due or self.released, due
+        if due:
+            return True, True
+        if self.released and self._refused_in_a_row < self.max_refusals:
+            return True, False
+        if self._waited_the_limit(lease):
+            # refused at its last try, and nothing tried it since: no
+            # younger lease goes first
+            self.blocked_by = lease.id
+        return False, False
 
     def refused(self, lease):
         """``lease`` was tried and does not fit: younger ones may still be
         tried, unless it has waited long enough to block them."""
-        if self.now - lease.created_at >= self.limit:
+        self._refused_in_a_row += 1
+        if self._waited_the_limit(lease):
             self.blocked_by = lease.id
+
+    def granted(self, lease):
+        """``lease`` was granted: the refusals in a row start again."""
+        self._refused_in_a_row = 0
+
+    def _waited_the_limit(self, lease):
+        return self.now - lease.created_at >= self.limit

@@ -91,3 +91,37 @@ def test_what_a_pass_grants(sizes, free, limit):
                 greedy.append(index)
                 room -= size
         assert granted == greedy
+
+
+def test_uncounted_tries_stop_after_refusals_in_a_row():
+    decisions = retry_queue.Pass(T0, 600, released=True, max_refusals=2)
+    leases = [lease(i, 10, 5) for i in range(5)]
+    assert decisions.decide(leases[0]) == (True, False)
+    decisions.refused(leases[0])
+    assert decisions.decide(leases[1]) == (True, False)
+    decisions.granted(leases[1])  # the count starts again
+    for item in leases[2:4]:
+        assert decisions.decide(item) == (True, False)
+        decisions.refused(item)
+    assert decisions.decide(leases[4]) == (False, False)
+    # a due attempt is made whatever the refusals
+    assert decisions.decide(lease('due', 1, 0)) == (True, True)
+
+
+def test_an_old_lease_not_tried_still_blocks_younger_ones():
+    """Refused at its last try and not due: a pass without a release
+    does not let a younger lease that is due go before it."""
+    decisions = retry_queue.Pass(T0, 600, released=False)
+    assert decisions.decide(lease('old', 700, 60)) == (False, False)
+    assert decisions.blocked_by == 'old'
+    assert decisions.decide(lease('young', 1, 0)) == (False, False)
+
+
+def test_a_due_lease_lets_the_older_ones_try_first():
+    waiting = [lease('old', 100, 60), lease('young', 10, 0)]
+    decisions = retry_queue.Pass.over(waiting, T0, 600, released=False)
+    assert decisions.decide(waiting[0]) == (True, False)
+    assert decisions.decide(waiting[1]) == (True, True)
+    nothing_due = [lease('old', 100, 60), lease('young', 10, 30)]
+    decisions = retry_queue.Pass.over(nothing_due, T0, 600, released=False)
+    assert [decisions.decide(w) for w in nothing_due] == [(False, False)] * 2

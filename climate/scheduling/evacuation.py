@@ -126,6 +126,11 @@ def _size(server):
     return tuple(server[r] for r in RESOURCES)
 
 
+def _largest_first(server):
+    """Sort key: the largest server first, ties by id."""
+    return tuple(-amount for amount in _size(server)) + (server['id'],)
+
+
 def pack(servers, free):
     """First-fit decreasing of ``servers`` onto ``free`` (``{host:
     {resource: amount}}``, left untouched).
@@ -135,8 +140,7 @@ def pack(servers, free):
     room = {host: [free[host][r] for r in RESOURCES] for host in free}
     order = sorted(room)
     placed = {}
-    for server in sorted(servers, key=lambda s: (_size(s), s['id']),
-                         reverse=True):
+    for server in sorted(servers, key=_largest_first):
         size = _size(server)
         for host in order:
             if all(need <= left for need, left in zip(size, room[host])):
@@ -254,7 +258,6 @@ def plan(candidates, receivers, count, project_id, parallel=10,
                 count, len(hosts), len(eligible)), len(hosts), ineligible)
     moves = [Move(s['id'], c['name'], packing[s['id']], s['memory_mb'])
              for c in hosts
-             for s in sorted(c['servers'], key=lambda s: (_size(s), s['id']),
-                             reverse=True)]
+             for s in sorted(c['servers'], key=_largest_first)]
     return Plan([c['name'] for c in hosts], moves,
                 make_waves(moves, parallel, per_source, wave_memory_mb))

@@ -77,8 +77,6 @@ class FakeServers:
             migration.status = 'completed'
         else:
             migration.status = 'error'
-        with self.nova.lock:
-            self.nova.running -= 1
 
     def live_migrate(self, server_id, host, block_migration, force=None):
         self.nova.call('servers.live_migrate')
@@ -91,6 +89,12 @@ class FakeServers:
                                       'found.' % host)
         if getattr(server, evac.TASK_STATE) is not None:
             raise nova_exc.Conflict(409)
+        barrier = self.nova.together
+        if barrier is not None:
+            # the moves meant to run at once: each waits for the others
+            # (serial moves would break the barrier after its timeout)
+            barrier.wait()
+            self.nova.together = None
         server.status = 'MIGRATING'
         setattr(server, evac.TASK_STATE, 'migrating')
         outcome = self.nova.outcomes.pop(server_id, 'ok')
@@ -98,10 +102,6 @@ class FakeServers:
         self.nova.migrations.records.append(types.SimpleNamespace(
             id=len(self.nova.migrations.records) + 1, instance_uuid=server_id,
             status='running'))
-        with self.nova.lock:
-            self.nova.running += 1
-            self.nova.most_running = max(self.nova.most_running,
-                                         self.nova.running)
 
 
 class FakeMigrations:
@@ -125,9 +125,7 @@ class FakeNova:
         self.looks = 2  # gets until a migration is over
         self.fail = {}
         self.calls = []
-        self.lock = threading.Lock()
-        self.running = 0
-        self.most_running = 0
+        self.together = None  # a threading.Barrier of the next moves
 
     def call(self, name):
         self.calls.append(name)
@@ -304,12 +302,12 @@ def test_run_plan_frees_the_hosts(nova):
     plan = plan_for(nova, ['c1', 'c2'], 2, parallel=2)
     # c2 first (fewer servers), one move per source host and wave
     assert [[m.server for m in w] for w in plan.waves] == [['c', 'a'], ['b']]
+    nova.together = threading.Barrier(2, timeout=5)  # a wave's moves at once
     outcome = evac.run_plan(nova, plan, timeout=30)
     assert outcome.freed == ['c2', 'c1'] and outcome.complete
     assert sorted(outcome.moved) == ['a', 'b', 'c']
     assert not outcome.failed and not outcome.skipped
     assert not outcome.timed_out
-    assert nova.most_running == 2  # a wave's moves run at once
     for sid in 'abc':
         assert getattr(nova.servers.by_id[sid], evac.HOST) in ('c3', 'c4')
 

@@ -217,6 +217,13 @@ class PlacementClient:
                           'reading inventories of %s' % uuid).json()
         return body['resource_provider_generation'], body['inventories']
 
+    def usages(self, uuid):
+        """``{resource class: amount allocated}`` on the provider (classes
+        without allocations may be absent or 0); NotFound when it is
+        gone."""
+        return self._call('GET', '/resource_providers/%s/usages' % uuid,
+                          'reading usages of %s' % uuid).json()['usages']
+
     def set_inventory(self, uuid, resource_class, total, reserved=0,
                       min_unit=1, max_unit=None, step_size=1,
                       allocation_ratio=1.0):

@@ -81,6 +81,14 @@ class FakePlacement(http.server.BaseHTTPRequestHandler):
             if sub == '/allocations':
                 return self._send(200, {'allocations': st['allocs'].get(
                     rp['uuid'], {})})
+            if sub == '/usages':
+                usages = {rc: 0 for rc in rp['inventories']}
+                for alloc in st['allocs'].get(rp['uuid'], {}).values():
+                    for rc, amount in alloc['resources'].items():
+                        usages[rc] = usages.get(rc, 0) + amount
+                return self._send(200, {
+                    'resource_provider_generation': rp['generation'],
+                    'usages': usages})
             gen_body = body.get('resource_provider_generation') \
                 if isinstance(body, dict) else None
             if method in ('PUT', 'POST') and st['bump'] > 0:
@@ -256,6 +264,16 @@ def test_inventory_in_use_is_a_conflict_not_a_retry(client, fake):
     client.remove_inventory(root['uuid'], 'CUSTOM_X')  # gone already: fine
     client.remove_inventory(str(uuid.uuid4()), 'CUSTOM_X')  # no provider
     assert 'CUSTOM_X' not in client.inventories(root['uuid'])[1]
+
+
+def test_usages_sum_the_allocations(client, fake):
+    root = _root(fake)
+    assert client.usages(root['uuid']) == {'VCPU': 0}
+    fake.state['allocs'][root['uuid']] = {
+        'c1': {'resources': {'VCPU': 2}}, 'c2': {'resources': {'VCPU': 1}}}
+    assert client.usages(root['uuid']) == {'VCPU': 3}
+    with pytest.raises(placement.NotFound):
+        client.usages(str(uuid.uuid4()))
 
 
 def test_aggregates_and_classes(client, fake):

@@ -112,21 +112,7 @@ class NovaBackend(base.InventoryBackend):
         threads; every item is tried, failures raised together (a bug, not
         a Climate error, is raised as it is)."""
         items = list(items)
-
-        def attempt(item):
-            try:
-                return item, func(item), None
-            except Exception as exc:
-                return item, None, exc
-
-        workers = min(self.conf.hosts.max_parallel, len(items))
-        if workers <= 1:
-            outcomes = [attempt(item) for item in items]
-        else:
-            with concurrent.futures.ThreadPoolExecutor(
-                    max_workers=workers,
-                    thread_name_prefix='climate-nova') as pool:
-                outcomes = list(pool.map(attempt, items))
+        outcomes = attempt_all(func, items, self.conf.hosts.max_parallel)
         errors = [(item, exc) for item, _r, exc in outcomes
                   if exc is not None]
         for item, exc in errors:
@@ -555,6 +541,26 @@ class NovaBackend(base.InventoryBackend):
         healthy = {s.host for s in services
                    if s.state == 'up' and s.status == 'enabled'}
         return [h for h in hosts if _name(h) not in healthy]
+
+
+def attempt_all(func, items, workers):
+    """``(item, func(item), None)`` or ``(item, None, exception)`` for every
+    item, in their order, run on at most ``workers`` threads (one: in the
+    caller's thread); an item failing does not stop the others."""
+    items = list(items)
+
+    def attempt(item):
+        try:
+            return item, func(item), None
+        except Exception as exc:
+            return item, None, exc
+
+    workers = min(workers, len(items))
+    if workers <= 1:
+        return [attempt(item) for item in items]
+    with concurrent.futures.ThreadPoolExecutor(
+            max_workers=workers, thread_name_prefix='climate-nova') as pool:
+        return list(pool.map(attempt, items))
 
 
 def _field(agg, key, default):

@@ -4,6 +4,7 @@ that lets one manager at a time make a pass over it
 
 import collections
 import contextlib
+import json
 import threading
 
 import sqlalchemy as sa
@@ -14,10 +15,13 @@ from climate import states
 
 LOCK_NAME = 'lease_retries'
 
-#: A waiting lease as a pass sees it.
-Waiting = collections.namedtuple('Waiting', 'id created_at next_attempt_at')
+#: A waiting lease as a pass sees it; ``shape``: what it asks for, its
+#: reservations' types and parameters (``climate.scheduling.retry_queue``).
+Waiting = collections.namedtuple(
+    'Waiting', 'id created_at next_attempt_at shape')
 
 _LEASE = models.Lease.__table__
+_RESERVATION = models.Reservation.__table__
 # SQLite has no row lock and one writer at a time: one process's managers
 # (the embedded default) share this lock instead
 _LOCAL = collections.defaultdict(threading.Lock)
@@ -33,14 +37,28 @@ def any_waiting(ctx):
 
 
 def waiting(ctx, limit):
-    """The oldest ``limit`` WAITING leases, in arrival order."""
+    """The oldest ``limit`` WAITING leases, in arrival order (two
+    statements)."""
     with db_api.reader(ctx) as session:
         rows = session.execute(
             sa.select(_LEASE.c.id, _LEASE.c.created_at,
                       _LEASE.c.next_attempt_at)
             .where(_LEASE.c.status == states.WAITING)
-            .order_by(_LEASE.c.arrival, _LEASE.c.id).limit(limit))
-        return [Waiting(*row) for row in rows]
+            .order_by(_LEASE.c.arrival, _LEASE.c.id).limit(limit)).all()
+        asks = collections.defaultdict(list)
+        if rows:
+            for lease_id, rtype, params in session.execute(
+                    sa.select(_RESERVATION.c.lease_id,
+                              _RESERVATION.c.resource_type,
+                              _RESERVATION.c.params)
+                    .where(_RESERVATION.c.lease_id.in_(
+                        [row.id for row in rows]))
+                    .order_by(_RESERVATION.c.created_at,
+                              _RESERVATION.c.id)):
+                asks[lease_id].append(
+                    (rtype, json.dumps(params, sort_keys=True)))
+        return [Waiting(row.id, row.created_at, row.next_attempt_at,
+                        tuple(asks[row.id])) for row in rows]
 
 
 def next_due(ctx):

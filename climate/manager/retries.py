@@ -34,6 +34,8 @@ from climate import states
 LOG = logging.getLogger(__name__)
 CONF = cfg.CONF
 
+_BEHIND = ('an older waiting lease asking for the same was refused: it '
+           'goes first')
 # the least a worker sleeps between passes when a lease it cannot try yet
 # (behind one that blocks the queue) is due already
 _MIN_SLEEP = 1.0
@@ -114,16 +116,26 @@ class RetryWorker:
             for lease in waiting:
                 if self._stopping.is_set():
                     break
-                try_it, counted = decisions.decide(lease)
-                if not try_it:
-                    continue
-                if self._try(ctx, lease, counted, decisions):
+                action, counted = decisions.decide(lease)
+                if action == retry_queue.BEHIND:
+                    self._refused(ctx, lease, _BEHIND, True)
+                elif action == retry_queue.TRY and \
+                        self._try(ctx, lease, counted, decisions):
                     decisions.granted(lease)
                     granted.append(lease.id)
         if granted:
             # their starts are due now
             self.leases.wake()
         return granted
+
+    def _refused(self, ctx, lease, reason, counted):
+        view = self.leases.not_granted(ctx, lease.id, reason, counted,
+                                       dates.utcnow())
+        if view is not None and view['status'] == states.EXHAUSTED:
+            LOG.info('Lease %s not granted, its retries ran out: %s',
+                     lease.id, view['status_reason'])
+            self.leases.notifier.send(ctx, lease_notifications.UPDATE,
+                                      view)
 
     def _try(self, ctx, lease, counted, decisions):
         try:
@@ -132,13 +144,7 @@ class RetryWorker:
             if exc.code >= 500:
                 raise  # the database or a cloud away: not the lease's fault
             decisions.refused(lease)
-            view = self.leases.not_granted(ctx, lease.id, exc.message,
-                                           counted, dates.utcnow())
-            if view is not None and view['status'] == states.EXHAUSTED:
-                LOG.info('Lease %s not granted, its retries ran out: %s',
-                         lease.id, view['status_reason'])
-                self.leases.notifier.send(ctx, lease_notifications.UPDATE,
-                                          view)
+            self._refused(ctx, lease, exc.message, counted)
             return False
         if view is None:
             return False  # deleted or granted by another pass meanwhile

@@ -79,7 +79,7 @@ class Climate:
         self.clients = []
 
     def start(self, managers=2, manager_opts=None, api_threads=4,
-              failing_plugin_available=False, pythonpath=()):
+              failing_plugin_available=False, pythonpath=(), extra=None):
         """Write the config, upgrade the schema, start the processes.
 
         :param failing_plugin_available: put the ``failing`` test plugin
@@ -87,13 +87,14 @@ class Climate:
             ``manager_opts['plugins']`` to load it).
         :param pythonpath: more directories for the processes' PYTHONPATH
             (e.g. one holding a ``sitecustomize`` that changes a module).
+        :param extra: more options, ``{section: {option: value}}``.
         """
         assert self.cluster is None, 'one Climate per test'
         port = procs.free_port()
         config = procs.write_config(
             os.path.join(self.workdir, 'climate.conf'), self.database.url,
             self.vhost.transport_url, port, api_threads=api_threads,
-            manager=manager_opts)
+            manager=manager_opts, extra=extra)
         procs.db_upgrade(config)
         env = {}
         paths = list(pythonpath)

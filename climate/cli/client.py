@@ -40,12 +40,17 @@ USAGE_VERSION = '1.8'
 QUOTAS_VERSION = '1.9'
 # 1.10: /v1/billing
 BILLING_VERSION = '1.10'
+# 1.11: lease types, and their states shown as they are
+LEASE_TYPES_VERSION = '1.11'
 PRECREATED_FIELDS = ('server_id', 'server', 'on_end')
+LEASE_TYPE_FIELDS = ('lease_type', 'max_retries')
 
 
 def _version_of(body):
-    """The microversion a lease body needs: 1.4 when a reservation
-    uses the pre-created fields, else the default."""
+    """The microversion a lease body needs: 1.11 with a lease type, 1.4
+    when a reservation uses the pre-created fields, else the default."""
+    if any(key in body for key in LEASE_TYPE_FIELDS):
+        return LEASE_TYPES_VERSION
     for res in body.get('reservations') or []:
         if any(key in res for key in PRECREATED_FIELDS):
             return PRECREATED_VERSION
@@ -144,8 +149,9 @@ class Leases(_Manager):
             all_pages = limit is None
         leases = []
         while True:
+            # 1.11 has 1.1's pagination, and shows every state as it is
             body = self._call('GET', '/leases', params=params,
-                              version=LIST_VERSION)
+                              version=LEASE_TYPES_VERSION)
             page = body.get('leases', [])
             leases.extend(page)
             if not (all_pages and page and body.get('leases_links')):
@@ -153,7 +159,8 @@ class Leases(_Manager):
             params['marker'] = page[-1]['id']
 
     def get(self, lease_id):
-        return self._call('GET', '/leases/%s' % _quote(lease_id))['lease']
+        return self._call('GET', '/leases/%s' % _quote(lease_id),
+                          version=LEASE_TYPES_VERSION)['lease']
 
     def create(self, body):
         return self._call('POST', '/leases', body=body,

@@ -12,9 +12,12 @@ from climate.cli import parsing
 
 LIST_COLUMNS = ('id', 'name', 'start_date', 'end_date', 'status')
 LONG_COLUMNS = LIST_COLUMNS + ('project_id', 'degraded', 'reservations')
-SHOW_FIELDS = ('id', 'name', 'status', 'status_reason', 'start_date',
-               'end_date', 'project_id', 'user_id', 'trust_id', 'degraded',
-               'created_at', 'updated_at', 'reservations', 'events')
+SHOW_FIELDS = ('id', 'name', 'status', 'status_reason', 'lease_type',
+               'max_retries', 'retry_attempts', 'next_attempt_at',
+               'start_date', 'end_date', 'project_id', 'user_id', 'trust_id',
+               'degraded', 'created_at', 'updated_at', 'reservations',
+               'events')
+LEASE_TYPES = ('immediate', 'with_retries', 'best_effort', 'scheduled')
 SORT_KEYS = ('created_at', 'name', 'start_date', 'end_date', 'status', 'id')
 DEFAULT_LENGTH = datetime.timedelta(days=1)
 DATE_HELP = ("'now', 'YYYY-MM-DD HH:MM' (UTC) or ISO 8601 with an offset")
@@ -67,6 +70,17 @@ class CreateLease(show.ShowOne):
             '--stack-on-end', choices=('delete', 'suspend', 'snapshot'),
             help='What happens to the stack at the end (default: delete)')
         parser.add_argument(
+            '--lease-type', choices=LEASE_TYPES,
+            help='The lease\'s promise (microversion 1.11): immediate '
+                 '(now or refused), with_retries (waits for capacity and '
+                 'is tried again), best_effort (hosts freed of other '
+                 'projects\' servers), scheduled (booked now for a later '
+                 'start); default: granted for its window or refused')
+        parser.add_argument(
+            '--max-retries', metavar='<n>', type=int,
+            help='with_retries: most retries after the first attempt '
+                 '(default: the server\'s [leases] max_retries)')
+        parser.add_argument(
             '--start-date', metavar='<date>', default='now',
             help='Start of the lease: %s (default: now)' % DATE_HELP)
         parser.add_argument(
@@ -97,6 +111,14 @@ class CreateLease(show.ShowOne):
                 'events': []}
         if args.before_end_date:
             body['before_end_date'] = args.before_end_date
+        if args.max_retries is not None and \
+                args.lease_type != 'with_retries':
+            raise parsing.BadArgument(
+                '--max-retries is for --lease-type with_retries.')
+        if args.lease_type:
+            body['lease_type'] = args.lease_type
+        if args.max_retries is not None:
+            body['max_retries'] = args.max_retries
         return _show(common.client_of(self).leases.create(body))
 
 

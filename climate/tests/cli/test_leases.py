@@ -425,3 +425,47 @@ def test_lease_timeline(cli):
     # the lease starts in an hour: now is before the range drawn
     assert '^ now' not in done.out
     assert 'A  drawn (%s)' % made['id'] in done.out.replace('\n   ', ' ')
+
+
+def test_lease_types(cli):
+    project = _project()
+    done = cli('lease-create', 'booked', '--reservation',
+               'resource_type=noop', '--lease-type', 'scheduled',
+               '--start-date', _later(hours=2), '-f', 'json',
+               project=project)
+    assert done.code == 0, done
+    lease = json.loads(done.out)
+    assert (lease['status'], lease['lease_type']) == ('INACTIVE',
+                                                      'scheduled')
+    assert lease['capacity_guaranteed'] is True
+    # shown as it is (1.11), in a listing too
+    listed = json.loads(cli('lease-list', '-f', 'json', project=project).out)
+    assert [(item['name'], item['status']) for item in listed] == [
+        ('booked', 'INACTIVE')]
+    done = cli('lease-create', 'patient', '--reservation',
+               'resource_type=noop', '--lease-type', 'with_retries',
+               '--max-retries', '3', '--end-date', _later(hours=1),
+               '-f', 'json', project=project)
+    assert done.code == 0, done
+    lease = json.loads(done.out)
+    # nothing to wait for: granted at once, its start due now
+    assert (lease['lease_type'], lease['max_retries'],
+            lease['retry_attempts']) == ('with_retries', 3, 1)
+    assert lease['status'] in ('STARTING', 'ACTIVE'), lease
+    shown = cli('lease-show', 'patient', '-f', 'json', project=project)
+    assert json.loads(shown.out)['lease_type'] == 'with_retries'
+
+
+def test_lease_type_errors(cli):
+    done = cli('lease-create', 'x', '--reservation', 'resource_type=noop',
+               '--max-retries', '2')
+    assert done.code != 0
+    assert '--max-retries is for --lease-type with_retries.' in done.err
+    done = cli('lease-create', 'x', '--reservation', 'resource_type=noop',
+               '--lease-type', 'immediate', '--start-date', _later(hours=1))
+    assert done.code != 0
+    assert 'a lease of type immediate starts now' in done.err, done
+    done = cli('lease-create', 'x', '--reservation', 'resource_type=noop',
+               '--lease-type', 'sometimes')
+    assert done.code != 0
+    assert "invalid choice: 'sometimes'" in done.err, done

@@ -89,6 +89,8 @@ LEASE_UPDATABLE = frozenset({PENDING, INACTIVE, ACTIVE})
 LEASE_NOT_STARTED = frozenset({PENDING, INACTIVE})
 # Holding resources, now or later: healing replaces what such a lease lost.
 LEASE_HOLDING = frozenset({PENDING, INACTIVE, ACTIVE})
+# Done for good: its trust has no more use.
+LEASE_FINISHED = frozenset({TERMINATED, EXHAUSTED, TIMEDOUT})
 # An event engine is (or may be) acting on the lease.
 LEASE_BUSY = frozenset({STARTING, UPDATING, TERMINATING})
 

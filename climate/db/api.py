@@ -465,12 +465,13 @@ def flush(ctx):
 
 
 def leases_with_spent_trust(ctx, limit=100):
-    """``(lease id, trust id)`` of TERMINATED leases that still name a
-    trust (Keystone could not delete it when they ended)."""
+    """``(lease id, trust id)`` of finished leases (TERMINATED, or never
+    granted: EXHAUSTED, TIMEDOUT) that still name a trust (Keystone could
+    not delete it when they finished)."""
     with reader(ctx) as session:
         return [tuple(row) for row in session.execute(
             sa.select(models.Lease.id, models.Lease.trust_id).where(
-                models.Lease.status == states.TERMINATED,
+                models.Lease.status.in_(states.LEASE_FINISHED),
                 models.Lease.trust_id.isnot(None)).limit(limit))]
 
 

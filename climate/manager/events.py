@@ -271,7 +271,13 @@ class EventEngine:
                         exc_info=not isinstance(
                             exc, exceptions.ClimateException))
             try:
-                if self._failed(ctx, event_id, token, exc, counted):
+                rolled_back = self._failed(ctx, event_id, token, exc,
+                                           counted)
+                if rolled_back is not None:
+                    # a typed lease's start that gave up: ERROR, and
+                    # what it held is free for the waiting leases
+                    self.notifier.send(ctx, lease_notifications.UPDATE,
+                                       rolled_back)
                     self._released()
                 self.wake()
             except (ClaimLost, exceptions.LeaseNotFound):
@@ -427,8 +433,9 @@ class EventEngine:
 
         ``counted``: the attempt was recorded by a committed first
         transaction (not so when the event ran, and failed, in one).
-        Returns whether capacity was given back (a typed lease's start
-        that gave up, ``climate.manager.lease_types``).
+        Returns the lease's view when its capacity was given back (a typed
+        lease's start that gave up, ``climate.manager.lease_types``), else
+        None.
         """
         reason = '%s: %s' % (type(exc).__name__.replace('_Remote', ''), exc)
         with db_api.writer(ctx):
@@ -453,7 +460,10 @@ class EventEngine:
                 db_api.set_status(lease, 'lease', states.ERROR, reason=what)
                 LOG.error('Event %s of lease %s gave up: %s', event.id,
                           lease.id, reason)
-                return gave_back
+                if not gave_back:
+                    return None
+                db_api.flush(ctx)
+                return views.lease(lease)
             delay = backoff(event.attempts, CONF.manager.event_retry_backoff,
                             CONF.manager.event_retry_max_backoff)
             # rounded up, so that the wait is never shorter than the backoff
@@ -464,7 +474,7 @@ class EventEngine:
                 '%s attempt %d of %d failed (%s); next attempt at %s UTC' % (
                     event.event_type, event.attempts, limit, reason,
                     retry_at.strftime('%Y-%m-%d %H:%M:%S')))[:4000]
-            return False
+            return None
 
     def _give_back(self, ctx, lease, what):
         """A typed lease whose start gave up: take back what the start

@@ -428,6 +428,10 @@ class LeaseService:
                     reason='not granted after %d attempts: %s' % (
                         lease.retry_attempts, reason))
                 lease.next_attempt_at = None
+                # never used now; one Keystone would not delete stays on
+                # the row for the trust sweeper
+                if trusts.delete(lease.trust_id, lease.id):
+                    lease.trust_id = None
             else:
                 lease.status_reason = self._retry_note(
                     lease.retry_attempts, lease.max_retries, reason)

@@ -373,3 +373,51 @@ def test_an_older_lease_that_waited_long_enough_is_not_overtaken():
         assert get(env, big['id'])['status'] == 'WAITING'
         # nor does a young lease count its attempts meanwhile
         assert get(env, small['id'])['retry_attempts'] == 0
+
+
+def _record_notifications(env):
+    sent = []
+    notifier = env.manager.leases.notifier
+    original = notifier.send
+
+    def send(ctx, action, lease, event=None):
+        sent.append((lease['name'], action, lease['status']))
+        return original(ctx, action, lease, event=event)
+
+    notifier.send = send
+    return sent
+
+
+def test_each_transition_is_notified(env):
+    hosts.add_hosts(env, 1)
+    sent = _record_notifications(env)
+    held = holder(env)
+    wait(env, held['id'], 'ACTIVE')
+    made = create(env, 'patient', lease_type='with_retries', max_retries=10)
+    doomed = create(env, 'doomed', count=2, lease_type='with_retries',
+                    max_retries=1)
+    wait(env, doomed['id'], 'EXHAUSTED', timeout=20)
+    env.request('DELETE', '/v1/leases/' + held['id'])
+    wait(env, made['id'], 'ACTIVE')
+
+    def refuse(reservation_id, project_id, found):
+        raise RuntimeError('the cloud said no')
+
+    env.request('DELETE', '/v1/leases/' + made['id'])
+    env.backend.start = refuse
+    failed = create(env, 'fails', lease_type='immediate')
+    wait(env, failed['id'], 'ERROR')
+    deadline = time.monotonic() + 5
+    while ('fails', 'update', 'ERROR') not in sent:
+        assert time.monotonic() < deadline, sent
+        time.sleep(0.05)
+    for expected in [('patient', 'create', 'WAITING'),
+                     ('patient', 'update', 'STARTING'),
+                     ('patient', 'start', 'ACTIVE'),
+                     ('doomed', 'create', 'WAITING'),
+                     ('doomed', 'update', 'EXHAUSTED'),
+                     ('fails', 'create', 'STARTING'),
+                     ('fails', 'update', 'ERROR')]:
+        assert expected in sent, (expected, sent)
+    assert sent.index(('patient', 'update', 'STARTING')) < \
+        sent.index(('patient', 'start', 'ACTIVE'))

@@ -213,13 +213,15 @@ class ClimateEnvironment:
         finally:
             engine.dispose()
 
-    def wait_for_status(self, lease_id, status, timeout=15):
+    def wait_for_status(self, lease_id, status, timeout=15, version=None):
         """Poll ``GET /v1/leases/{id}`` until the lease has ``status``
-        (the in-process engine runs its events meanwhile); returns it."""
+        (the in-process engine runs its events meanwhile); returns it.
+        ``version``: the microversion asked (from 1.11 the lease types'
+        states are shown as they are)."""
         deadline = time.monotonic() + timeout
         while True:
-            lease = self.request('GET', '/v1/leases/' + lease_id).json[
-                'lease']
+            lease = self.request('GET', '/v1/leases/' + lease_id,
+                                 version=version).json['lease']
             if lease['status'] == status:
                 return lease
             if time.monotonic() > deadline:

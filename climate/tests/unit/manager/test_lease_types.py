@@ -53,13 +53,7 @@ def get(env, lease_id, version=V):
 
 
 def wait(env, lease_id, status, timeout=15):
-    deadline = time.monotonic() + timeout
-    while True:
-        lease = get(env, lease_id)
-        if lease['status'] == status:
-            return lease
-        assert time.monotonic() < deadline, lease
-        time.sleep(0.05)
+    return env.wait_for_status(lease_id, status, timeout, version=V)
 
 
 def holder(env, name='holder', count=1, end=3600):

@@ -6,7 +6,8 @@ type ``notification`` ran; its payload adds ``event``).  The payload is
 versioned: consumers check ``version`` (MAJOR.MINOR; a MINOR bump only adds
 fields) and read ``lease``, the lease exactly as ``GET /v1/leases/{id}``
 shows it, and (1.1) ``usage``, its resource-hours consumed and committed
-by resource type and class, so that a meter needs not call back.  See
+by resource type and class, so that a meter needs not call back; (1.2) the
+lease's type fields and states (``climate.manager.lease_types``).  See
 doc/source/notifications.rst for the schema.
 """
 
@@ -20,7 +21,7 @@ from climate.scheduling import usage as usage_math
 
 LOG = logging.getLogger(__name__)
 
-PAYLOAD_VERSION = '1.1'
+PAYLOAD_VERSION = '1.2'
 CREATE = 'create'
 UPDATE = 'update'
 DELETE = 'delete'

@@ -1,6 +1,7 @@
 """Climate benchmarks: python benchmarks/run.py [post] [list] [lag] [hosts]
 [instances] [volumes]
 [floatingips] [stacks] [floor] [ledger] [takeover] [usage] [quotas]
+[retries]
 
 Each benchmark starts its own climate-api (2 threads) and climate-manager
 processes on a fresh MariaDB database and RabbitMQ vhost (the functional
@@ -36,6 +37,7 @@ import bench_lag  # noqa: E402
 import bench_list  # noqa: E402
 import bench_post  # noqa: E402
 import bench_quotas  # noqa: E402
+import bench_retries  # noqa: E402
 import bench_stacks  # noqa: E402
 import bench_takeover  # noqa: E402
 import bench_usage  # noqa: E402
@@ -50,7 +52,7 @@ BENCHMARKS = {'post': bench_post.run, 'list': bench_list.run,
               'stacks': bench_stacks.run,
               'floor': bench_floor.run, 'ledger': bench_ledger.run,
               'takeover': bench_takeover.run, 'usage': bench_usage.run,
-              'quotas': bench_quotas.run}
+              'quotas': bench_quotas.run, 'retries': bench_retries.run}
 
 
 def main(argv):

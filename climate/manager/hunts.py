@@ -238,7 +238,12 @@ class Hunter:
             self._note(ctx, lease_id, str(exc))
             return states.HUNTING
         # the hosts are Climate's now: its filter guards them
-        self.layer.reopen(plan.hosts)
+        try:
+            self.layer.reopen(plan.hosts)
+        except exceptions.ClimateException as exc:
+            # the lease is granted; the give-back at its end enables them
+            LOG.error('Hunt of lease %s: cannot enable the compute services '
+                      'of %s again: %s', lease_id, ', '.join(plan.hosts), exc)
         if view is None:
             return None
         leases.notifier.send(ctx, lease_notifications.UPDATE, view)
@@ -258,7 +263,8 @@ class Hunter:
                         reason='host %s was registered meanwhile' % name)
                 continue
             host = self.inventory().create(ctx, {'name': name})
-            borrowed.append(host['id'])
+            # the row's id (the view shows it as text)
+            borrowed.append(known.get(name) or int(host['id']))
             self._save(ctx, lease_id, borrowed=borrowed)
         return borrowed
 
@@ -295,11 +301,13 @@ class Hunter:
 
 
 def give_back_borrowed(ctx, hunter, host_ids):
-    """Remove the borrowed hosts from the inventory; one another lease
-    booked meanwhile (or one with servers) stays, logged."""
+    """Remove the borrowed hosts from the inventory and make sure their
+    compute services are enabled; one another lease booked meanwhile (or
+    one with servers) stays in the inventory, logged."""
     if not host_ids or hunter is None:
         return
     inventory = hunter.inventory()
+    names = [host_name(h) for h in db_hosts.hosts_by_ids(ctx, host_ids)]
     for host_id in host_ids:
         try:
             inventory.delete(ctx, host_id)
@@ -309,6 +317,13 @@ def give_back_borrowed(ctx, hunter, host_ids):
                 continue
             LOG.warning('Borrowed host %s stays in the inventory: %s',
                         host_id, exc)
+    if names:
+        try:
+            # enabled at the hunt's end already, unless Nova was away then
+            hunter.layer.reopen(names)
+        except exceptions.ClimateException as exc:
+            LOG.error('Cannot enable the compute services of %s again: %s',
+                      ', '.join(names), exc)
 
 
 def borrowed_of(ctx, lease_id):

@@ -191,3 +191,19 @@ def test_a_restarted_manager_takes_the_hunt_over(env):
     done = worker.run_pass(climate_context.admin_context())
     assert done == {lease['id']: states.STARTING}
     types.wait(env, lease['id'], states.ACTIVE)
+
+
+def test_a_pass_after_registering_takes_the_hosts_it_registered(env):
+    """A manager that died between registering the freed hosts and
+    booking them: the next pass books the hosts it finds borrowed."""
+    env.manager.hunts.stop()
+    lease = create(env, 1)
+    hunter = env.manager.hunter
+    ctx = climate_context.admin_context()
+    row = db_api.lease_get(ctx, lease['id'])
+    # as if the first pass stopped right after registering c3
+    hunter._register(ctx, lease['id'], dict(row.hunt), ['c3'])
+    worker = hunts.HuntWorker(env.manager.leases, hunter)
+    assert worker.run_pass(ctx) == {lease['id']: states.STARTING}
+    lease = types.wait(env, lease['id'], states.ACTIVE)
+    assert hostnames(env, lease) == ['c3']

@@ -49,7 +49,9 @@ LEASE = {
     INACTIVE: {STARTING, UPDATING, TERMINATING, ERROR},
     # granted: its start is due at once
     WAITING: {STARTING, EXHAUSTED},
-    HUNTING: {ACTIVE, TIMEDOUT, ERROR},
+    # hosts freed and booked: its start is due at once (STARTING, then
+    # ACTIVE through the start event like any lease)
+    HUNTING: {STARTING, ACTIVE, TIMEDOUT, ERROR},
     STARTING: {STARTING, ACTIVE, ERROR},
     ACTIVE: {UPDATING, TERMINATING, ERROR},
     UPDATING: {PENDING, INACTIVE, ACTIVE, ERROR},

@@ -1,5 +1,6 @@
 """Options of the lease types (``[leases]``, microversion 1.11): how a
-``with_retries`` lease waits for capacity (``climate.manager.retries``)."""
+``with_retries`` lease waits for capacity (``climate.manager.retries``),
+how long a ``best_effort`` lease hunts hosts (``climate.manager.hunts``)."""
 
 from oslo_config import cfg
 
@@ -35,6 +36,15 @@ leases_opts = [
                help='After released capacity, the waiting leases are tried '
                     'oldest first until this many in a row do not fit; '
                     'the younger ones wait for their own next attempt.'),
+    cfg.IntOpt('best_effort_timeout', default=600, min=1,
+               help='Seconds a best_effort lease may spend freeing hosts '
+                    "of other projects' servers (IN_PROGRESS) before it "
+                    'gives up: TIMEDOUT, every host it took given back '
+                    '(climate.manager.hunts).'),
+    cfg.IntOpt('hunt_poll_interval', default=10, min=1,
+               help='Seconds between two looks of a manager for a '
+                    'best_effort lease to hunt hosts for (a create wakes '
+                    'its own manager at once).'),
 ]
 
 

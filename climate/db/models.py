@@ -64,6 +64,9 @@ class Lease(TimestampMixin, Base):
     # when a with_retries create arrived, microseconds since the epoch
     # (created_at has seconds only): the waiting leases' order
     arrival = sa.Column(sa.BigInteger, nullable=True)
+    # a best_effort lease's hunt for hosts (climate.manager.hunts): the
+    # plan, its deadline, the hosts it closed and those it borrowed
+    hunt = sa.Column(sa.JSON, nullable=True)
     # the lease's API body as a listing shows it, reservations and events
     # included, re-rendered by every transaction that changes them
     # (climate.db.lease_json); not loaded with the lease

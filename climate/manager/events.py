@@ -121,6 +121,9 @@ class EventEngine:
         #: called (no argument) after an end, or a failed start that gave
         #: back what it held: the waiting leases are tried at once
         self.capacity_released = None
+        #: the manager's ``climate.manager.hunts.Hunter``: hosts a
+        #: best-effort lease borrowed are given back at its end
+        self.hunter = None
         self.heartbeat = heartbeat.Heartbeat(
             owner, on_takeover=wake_all or self.wake)
         self._wakeup = threading.Event()
@@ -258,6 +261,7 @@ class EventEngine:
                     self.deliveries_recorded is not None:
                 self.deliveries_recorded()
             if event_type == lease_input.END:
+                self._give_back_borrowed(ctx, lease)
                 self._released()
             self._notify(ctx, event_type, lease, event_id)
         except ClaimLost:
@@ -286,6 +290,19 @@ class EventEngine:
                 LOG.exception('Cannot record the failure of event %s; its '
                               'claim will expire and it will run again',
                               event_id)
+
+    def _give_back_borrowed(self, ctx, lease):
+        """After the end of a best-effort lease that borrowed hosts: out
+        of the inventory again (never fails the end: logged)."""
+        if lease.get('lease_type') != lease_types.BEST_EFFORT:
+            return
+        from climate.manager import hunts
+        try:
+            hunts.give_back_borrowed(ctx, self.hunter,
+                                     hunts.borrowed_of(ctx, lease['id']))
+        except Exception:
+            LOG.exception('Lease %s: giving back its borrowed hosts failed',
+                          lease['id'])
 
     def _released(self):
         if self.capacity_released is not None:

@@ -16,8 +16,11 @@ its start retried on a cloud's failure.  With a type
     times, and whenever capacity is released; EXHAUSTED when the retries
     ran out.  Its length is kept; its dates are set when it is granted.
 ``best_effort``
-    Compute hosts: frees hosts of other projects' servers when not enough
-    are free (IN_PROGRESS, then ACTIVE, or TIMEDOUT).
+    Compute hosts, no filters: ``immediate`` when the hosts fit; else
+    frees hosts outside the inventory of other projects' servers
+    (``climate.manager.hunts``: IN_PROGRESS, then STARTING and ACTIVE, or
+    TIMEDOUT with everything taken given back), or refused up front when
+    no plan frees enough.
 ``scheduled``
     Booked now for a later start: INACTIVE until everything is provisioned
     at the start (then ACTIVE), ERROR (everything taken back) when the
@@ -42,10 +45,6 @@ STARTED_ONCE = STARTS_NOW
 ROLLED_BACK = TYPES
 #: the types whose reservations may only be of these resource types
 ONLY_FOR = {BEST_EFFORT: ('physical:host',)}
-
-#: Whether best_effort leases are taken (the hunt for hosts is not built
-#: yet: refused with a clear answer rather than run as immediate).
-BEST_EFFORT_AVAILABLE = False
 
 #: A body field of 1.11 and later.
 FIELDS = ('lease_type', 'max_retries')
@@ -90,20 +89,29 @@ def parse(body, configured_max_retries):
     return body, lease_type, max_retries
 
 
-def check(lease_type, values, now, resource_types):
+def check(lease_type, values, now, resource_types, reservations=None):
     """The type's rules on the parsed lease ``values`` (``start_date``
     after ``lease_input.parse_create``, which makes a start within the
-    current minute now); InvalidInput naming the field."""
+    current minute now); ``reservations``: the ``(resource type, params)``
+    pairs, whose filters a best_effort lease may not use.  InvalidInput
+    naming the field."""
     if lease_type in STARTS_NOW and values['start_date'] > now:
         raise exceptions.InvalidInput(
             reason='start_date: a lease of type %s starts now; leave '
                    'start_date out or give "now" (lease_type scheduled '
                    'starts later)' % lease_type)
-    if lease_type == BEST_EFFORT and not BEST_EFFORT_AVAILABLE:
-        raise exceptions.InvalidInput(
-            reason='lease_type best_effort is not available yet: Climate '
-                   'cannot free hosts of other projects\' servers in this '
-                   'release; use with_retries to wait for free hosts')
+    if lease_type == BEST_EFFORT:
+        for _rtype, params in reservations or ():
+            if any((params or {}).get(key) for key in (
+                    'hypervisor_properties', 'resource_properties')):
+                # hosts outside the inventory have no capabilities and
+                # facts of another shape: the filters cannot be weighed
+                # on them the way they are on registered hosts
+                raise exceptions.InvalidInput(
+                    reason='lease_type best_effort takes no '
+                           'hypervisor_properties or resource_properties: '
+                           'the hosts it frees are outside the inventory, '
+                           'where filters cannot be evaluated')
     allowed = ONLY_FOR.get(lease_type)
     if allowed is not None:
         other = sorted(set(resource_types) - set(allowed))

@@ -84,17 +84,23 @@ class LeaseService:
     """Domain operations on leases; called by the RPC endpoint."""
 
     def __init__(self, plugins, notifier, wake, released=None,
-                 queued=None):
+                 queued=None, hunter=None, hunting=None):
         """:param wake: callable telling every event engine to look again.
         :param released: callable telling every manager that capacity was
             released (``climate.manager.retries``).
         :param queued: callable telling this manager's retry worker that a
-            lease waits, due now."""
+            lease waits, due now.
+        :param hunter: the manager's ``climate.manager.hunts.Hunter``
+            (best_effort leases; None: they never hunt).
+        :param hunting: callable telling this manager's hunt worker that a
+            lease hunts."""
         self.plugins = plugins
         self.notifier = notifier
         self.wake = wake
         self.released = released or (lambda: None)
         self.queued = queued or (lambda: None)
+        self.hunter = hunter
+        self.hunting = hunting or (lambda: None)
 
     def _wake_if_due_soon(self, due_times):
         """Wake the engines for an event due before they look anyway.
@@ -151,7 +157,8 @@ class LeaseService:
             asked, now, CONF.api.max_name_length,
             CONF.manager.minutes_before_end_lease)
         lease_types.check(lease_type, values, now,
-                          [rtype for rtype, _p in values['reservations']])
+                          [rtype for rtype, _p in values['reservations']],
+                          values['reservations'])
         values.update(lease_type=lease_type, max_retries=max_retries)
         if lease_type == lease_types.WITH_RETRIES:
             # its place in the queue, should it wait
@@ -163,6 +170,9 @@ class LeaseService:
         try:
             if lease_type == lease_types.WITH_RETRIES:
                 result, due_times = self._create_or_wait(
+                    ctx, values, validated, trust_id, idempotency, now)
+            elif lease_type == lease_types.BEST_EFFORT:
+                result, due_times = self._create_or_hunt(
                     ctx, values, validated, trust_id, idempotency, now)
             else:
                 result, due_times = self._create(ctx, values, validated,
@@ -177,6 +187,10 @@ class LeaseService:
             self.notifier.send(ctx, lease_notifications.CREATE, result)
             if not result['retry_attempts']:
                 self.queued()  # behind older ones, due now: a pass tries it
+            return result
+        if result['status'] == states.HUNTING:
+            self.notifier.send(ctx, lease_notifications.CREATE, result)
+            self.hunting()
             return result
         result = self._prepare(ctx, result)
         self.notifier.send(ctx, lease_notifications.CREATE, result)
@@ -210,6 +224,116 @@ class LeaseService:
         return self._write_waiting(ctx, values, validated, trust_id,
                                    idempotency, attempts, due,
                                    reason), []
+
+    def _create_or_hunt(self, ctx, values, validated, trust_id,
+                        idempotency, now):
+        """A ``best_effort`` lease: an ``immediate`` one when it fits;
+        else, with a plan freeing the missing hosts of other projects'
+        servers, written IN_PROGRESS with the free hosts booked
+        (``climate.manager.hunts``); else the 409 of an immediate lease
+        followed by why no host can be freed."""
+        try:
+            return self._create(ctx, values, validated, trust_id,
+                                idempotency)
+        except exceptions.NotEnoughHosts as exc:
+            if self.hunter is None or not self.hunter.active() or \
+                    len(validated) != 1:
+                raise  # nothing to hunt outside a static inventory
+            refused = exc
+        params = validated[0].params
+        free = refused.kwargs.get('free') or 0
+        missing = params['min'] - free
+        plan = self.hunter.plan(ctx, ctx.project_id, missing)
+        if not plan.ok:
+            raise exceptions.NotEnoughHosts(
+                reason='%s Best effort: no %d host(s) outside the inventory '
+                       "can be freed of other projects' servers: %s" % (
+                           refused.kwargs.get('reason', ''), missing,
+                           plan.reason),
+                matching=refused.kwargs.get('matching'), free=free,
+                earliest_start=refused.kwargs.get('earliest_start'))
+        from climate.manager import hunts
+        deadline = now + datetime.timedelta(
+            seconds=CONF.leases.best_effort_timeout)
+        hunt = {'plan': hunts.plan_to_json(plan), 'missing': missing,
+                'free': free, 'deadline': deadline.isoformat(),
+                'borrowed': []}
+        return self._write_hunting(ctx, values, validated, trust_id,
+                                   idempotency, hunt, free), []
+
+    @db_api.retry_on_deadlock
+    def _write_hunting(self, ctx, values, validated, trust_id, idempotency,
+                       hunt, free):
+        """A hunting lease's rows: the ``free`` hosts found booked, the
+        hunt stored, no event (they come when the hunt succeeds)."""
+        row_values = self._row_values(ctx, values, trust_id, states.HUNTING)
+        plan = hunt['plan']
+        moves = sum(len(wave) for wave in plan['waves'])
+        row_values.update(hunt=hunt, status_reason=(
+            'freeing %d host(s) (%s) of %d server(s) of other projects by '
+            'live migration, until %s UTC' % (
+                len(plan['hosts']), ', '.join(plan['hosts']), moves,
+                hunt['deadline'][:19].replace('T', ' '))))
+        with db_api.writer(ctx) as session:
+            lease, view = self._insert(ctx, row_values, validated, [],
+                                       idempotency)
+            res = lease.reservations[0]
+            plugin = validated[0].plugin
+            plugin.book_free(ctx, view, view['reservations'][0], free)
+            db_api.reservation_set_resource(ctx, lease.id, res.id, res.id)
+            res.resource_id = res.id
+            quotas.enforce(session, ctx.project_id, lease.id,
+                           values['start_date'], values['end_date'])
+            db_api.flush(ctx)
+            db_api.refresh_records(ctx, lease.reservations)
+            return views.lease(lease)
+
+    @db_api.retry_on_deadlock
+    def hunted(self, ctx, lease_id, host_ids):
+        """A hunting lease's hosts are freed and registered (``host_ids``):
+        book them into its reservation from now, add its events and make
+        it STARTING (the engine starts it).  Returns the lease view, None
+        when it is not hunting any more."""
+        from climate.manager import hunts
+        now = dates.utcnow()
+        with db_api.writer(ctx) as session:
+            lease = db_api.lease_get(ctx, lease_id, for_update=True)
+            if lease.status != states.HUNTING:
+                return None
+            view = views.lease(lease)
+            res = lease.reservations[0]
+            self.plugins.get(res.resource_type).book_hosts(
+                ctx, view, view['reservations'][0], host_ids,
+                max(now, lease.start_date))
+            lease.start_date = max(now, lease.start_date)
+            # the project's limits weigh the freed hosts too
+            quotas.enforce(session, lease.project_id, lease.id,
+                           lease.start_date, lease.end_date)
+            lease.events.extend(hunts.events_now(lease.start_date,
+                                                 lease.end_date))
+            db_api.set_status(lease, 'lease', states.STARTING)
+            lease.status_reason = None
+            db_api.flush(ctx)
+            return views.lease(lease)
+
+    @db_api.retry_on_deadlock
+    def timed_out(self, ctx, lease_id, reason):
+        """A hunting lease gives up: its bookings released, TIMEDOUT with
+        ``reason``.  Returns the lease view, None when it is not hunting."""
+        with db_api.writer(ctx):
+            lease = db_api.lease_get(ctx, lease_id, for_update=True)
+            if lease.status != states.HUNTING:
+                return None
+            view = views.lease(lease)
+            for res, res_view in zip(lease.reservations,
+                                     view['reservations']):
+                self.plugins.get(res.resource_type).delete(ctx, view,
+                                                           res_view)
+                db_api.set_status(res, 'reservation', states.RES_DELETED)
+            db_api.set_status(lease, 'lease', states.TIMEDOUT,
+                              reason=reason[:4000])
+            db_api.flush(ctx)
+            return views.lease(lease)
 
     def _validated(self, ctx, requests):
         """Each ``(resource type, params)`` request checked by its
@@ -643,8 +767,12 @@ class LeaseService:
         creator: reclaiming and deleting the trust use Climate's service
         credentials or the trust itself, never the caller's.
         """
+        from climate.manager import hunts
+        borrowed = hunts.borrowed_of(ctx, lease_id)
         view = self._delete(ctx, lease_id)
         LOG.info('Lease %s deleted', lease_id)
+        # after the commit: the hosts are free of its bookings now
+        hunts.give_back_borrowed(ctx, self.hunter, borrowed)
         # after the commit: a delete that failed keeps a working trust
         trusts.delete(view['trust_id'], lease_id)
         self.notifier.send(ctx, lease_notifications.DELETE, view)
@@ -677,6 +805,12 @@ class LeaseService:
         lease = db_api.lease_get(ctx, lease_id, _scope(ctx))
         running = [ev.event_type for ev in lease.events
                    if ev.status == states.IN_PROGRESS]
+        if lease.status == states.HUNTING:
+            # its hosts are being freed: it ends by its deadline at most
+            raise exceptions.LeaseBusy(
+                id=lease.id, status=lease.status,
+                reason='its hosts are being freed; try again once it is '
+                       'ACTIVE or TIMEDOUT')
         if lease.status in states.LEASE_BUSY or running:
             raise exceptions.LeaseBusy(
                 id=lease.id, status=lease.status,

@@ -21,6 +21,7 @@ from climate.manager import networks
 from climate.manager import outages
 from climate.manager import plugins as plugin_registry
 from climate.manager import quotas
+from climate.manager import hunts
 from climate.manager import retries
 from climate.manager import rpcapi
 from climate.manager import billing
@@ -120,11 +121,15 @@ class ManagerService:
         self.engine = events.EventEngine(self.host, self.plugins, notifier,
                                          wake_all=self._wake_all)
         self._fanout = None
+        self.hunter = hunts.Hunter(self.plugins)
         self.leases = leases.LeaseService(
             self.plugins, notifier, self._wake_all, self._released_all,
-            lambda: self.retries.wake())
+            lambda: self.retries.wake(), self.hunter,
+            lambda: self.hunts.wake())
         self.retries = retries.RetryWorker(self.leases)
+        self.hunts = hunts.HuntWorker(self.leases, self.hunter)
         self.engine.capacity_released = self._released_all
+        self.engine.hunter = self.hunter
         self._server = None
         self.healer = hosts.Healer(self.plugins)
         self.trust_sweeper = trust_sweeper.TrustSweeper()
@@ -177,6 +182,7 @@ class ManagerService:
         self.key_purger.start()
         self.webhooks.start()
         self.retries.start()
+        self.hunts.start()
         LOG.info('climate-manager %s started (plugins: %s)', self.host,
                  ', '.join(CONF.manager.plugins))
 
@@ -189,6 +195,7 @@ class ManagerService:
         self.body_filler.stop()
         self.key_purger.stop()
         self.retries.stop()
+        self.hunts.stop()
         self.engine.stop()
         # after the engine: its last events' deliveries are claimed or left
         # pending for the other managers

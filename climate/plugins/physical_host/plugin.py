@@ -460,6 +460,34 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         LOG.debug('Reservation %s holds hosts %s', reservation['id'], got)
         return reservation['id']
 
+    def book_free(self, ctx, lease, reservation, count):
+        """A best-effort lease that hunts the rest: book ``count`` free
+        matching hosts over the lease window (none when 0); NotEnoughHosts
+        when they were taken meanwhile."""
+        if count <= 0:
+            return []
+        start = parse_view_date(lease['start_date'])
+        end = parse_view_date(lease['end_date'])
+        matching = self.matching(ctx, reservation)
+        got = self._allocate(ctx, reservation['id'], lease['id'], matching,
+                             start, end, count, count)
+        if got is None:
+            raise self._not_enough(ctx, matching, count, start, end)
+        return got
+
+    def book_hosts(self, ctx, lease, reservation, host_ids, start):
+        """Book the hosts ``host_ids`` (freed by a best-effort hunt) into
+        the reservation from ``start`` to the lease's end; NotEnoughHosts
+        when one of them is taken."""
+        end = parse_view_date(lease['end_date'])
+        got = self._allocate(ctx, reservation['id'], lease['id'],
+                             list(host_ids), start, end, len(host_ids),
+                             len(host_ids))
+        if got is None:
+            raise self._not_enough(ctx, list(host_ids), len(host_ids),
+                                   start, end)
+        return got
+
     def update(self, ctx, old_lease, lease, reservation, new_params):
         """Move, resize or re-filter a reservation; the lease stays as it
         was (the transaction rolls back) when that is impossible.

@@ -339,6 +339,12 @@ inventory = heat
 # a stack Heat cannot make fails its attempt within the test's patience
 stack_timeout = 3
 
+[leases]
+# best_effort hunts (test_best_effort.py): a failing hunt gives up soon,
+# a retry of a failed migration comes a second later
+best_effort_timeout = 20
+hunt_poll_interval = 1
+
 [manager]
 # room for a Nova service restart between two attempts (2 s backoff
 # doubling: 8 attempts span about 4 minutes)

@@ -104,19 +104,22 @@ def test_bad_input_is_400_and_writes_nothing(env, extra, message):
     assert env.snapshot() == before
 
 
-def test_best_effort_is_refused_until_it_is_built(env):
+def test_best_effort_without_a_cloud_is_immediate(env):
+    """With the static inventory there is nothing outside it to free
+    (``climate.manager.hunts``): an immediate lease's answers."""
     hosts.add_hosts(env, 1)
+    lease = create(env, 'hunt', lease_type='best_effort')
+    assert lease['status'] == 'STARTING'
+    wait(env, lease['id'], 'ACTIVE')  # settled before the snapshot
     before = env.snapshot()
     resp = env.request('POST', '/v1/leases',
-                       body=body('hunt', lease_type='best_effort'), version=V)
-    assert resp.status_int == 400, resp.text
-    assert 'lease_type best_effort is not available yet' in \
-        resp.json['error_message']
+                       body=body('more', lease_type='best_effort'), version=V)
+    assert resp.status_int == 409, resp.text
+    assert 'Best effort' not in resp.json['error_message']
     assert env.snapshot() == before
 
 
-def test_best_effort_is_for_hosts_only(env, monkeypatch):
-    monkeypatch.setattr(lease_types, 'BEST_EFFORT_AVAILABLE', True)
+def test_best_effort_is_for_hosts_only(env):
     resp = env.request('POST', '/v1/leases', body={
         'name': 'noop', 'lease_type': 'best_effort',
         'end_date': fixtures.iso(3600),

@@ -9,7 +9,6 @@ import time
 import pytest
 
 from climate import dates
-from climate.manager import lease_types
 from climate.tests import fixtures
 from climate.tests.unit.plugins import test_physical_host as hosts
 

@@ -21,6 +21,7 @@ from climate.db import models
 from climate.db import retries as db_retries
 from climate.db import usage as db_usage
 from climate import exceptions
+from climate.manager import hunts
 from climate.manager import lease_input
 from climate.manager import lease_types
 from climate.manager import quotas
@@ -252,7 +253,6 @@ class LeaseService:
                            plan.reason),
                 matching=refused.kwargs.get('matching'), free=free,
                 earliest_start=refused.kwargs.get('earliest_start'))
-        from climate.manager import hunts
         deadline = now + datetime.timedelta(
             seconds=CONF.leases.best_effort_timeout)
         hunt = {'plan': hunts.plan_to_json(plan), 'missing': missing,
@@ -294,7 +294,6 @@ class LeaseService:
         book them into its reservation from now, add its events and make
         it STARTING (the engine starts it).  Returns the lease view, None
         when it is not hunting any more."""
-        from climate.manager import hunts
         now = dates.utcnow()
         with db_api.writer(ctx) as session:
             lease = db_api.lease_get(ctx, lease_id, for_update=True)
@@ -767,7 +766,6 @@ class LeaseService:
         creator: reclaiming and deleting the trust use Climate's service
         credentials or the trust itself, never the caller's.
         """
-        from climate.manager import hunts
         borrowed = hunts.borrowed_of(ctx, lease_id)
         view = self._delete(ctx, lease_id)
         LOG.info('Lease %s deleted', lease_id)

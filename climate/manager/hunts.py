@@ -399,7 +399,9 @@ def hunting(ctx):
 
 
 def events_now(start, end):
-    """The event rows of a lease granted now until ``end``."""
+    """The event rows of a lease granted now until ``end`` (a hunt's, a
+    waiting lease's): its start, its end and the default before-end
+    notice."""
     values = []
     before_end = lease_input.default_before_end(
         start, end, CONF.manager.minutes_before_end_lease)

@@ -509,14 +509,7 @@ class LeaseService:
             start = now
             end = now + datetime.timedelta(seconds=lease.duration)
             lease.start_date, lease.end_date = start, end
-            before_end = lease_input.default_before_end(
-                start, end, CONF.manager.minutes_before_end_lease)
-            for event_type, when in ((lease_input.START, start),
-                                     (lease_input.END, end),
-                                     (lease_input.BEFORE_END, before_end)):
-                if when is not None:
-                    lease.events.append(models.Event(
-                        **_event_values(event_type, when)))
+            lease.events.extend(hunts.events_now(start, end))
             db_api.set_status(lease, 'lease', states.STARTING)
             lease.next_attempt_at = None
             lease.status_reason = None

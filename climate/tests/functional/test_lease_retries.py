@@ -4,7 +4,7 @@ in arrival order, never more at once than there are hosts, and none lost
 when one of the two managers is killed with kill -9 halfway (MariaDB and
 PostgreSQL, RabbitMQ).
 
-Each lease holds one of 5 hosts for a second or two: its end releases the
+Each lease holds one of 10 hosts for a second or two: its end releases the
 host, which wakes the managers' passes over the waiting leases
 (``climate.manager.retries``); no counted attempt falls within the run
 (``[leases] retry_interval`` is ten minutes), so releases alone drive it.
@@ -15,7 +15,7 @@ import time
 
 from climate.tests.functional import procs
 
-HOSTS = 5
+HOSTS = 10
 WAITING = 200
 #: how long each waiting lease holds its host once granted (seconds)
 HOLD = 2

@@ -53,6 +53,8 @@ from climate.db import retries as db_retries
 from climate import exceptions
 from climate.manager import lease_input
 from climate.notifications import lease as lease_notifications
+from climate.plugins.physical_host import evacuation
+from climate.plugins.physical_host import inventory as host_inventory
 from climate.scheduling import evacuation as planner
 from climate import states
 
@@ -95,7 +97,6 @@ class NovaEvacuation:
     def clients(self):
         """``(nova, placement)``, made on first use."""
         if self._clients is None:
-            from climate.plugins.physical_host import evacuation
             self._clients = evacuation.service_clients(self._conf)
         return self._clients
 
@@ -103,7 +104,6 @@ class NovaEvacuation:
         """A plan freeing ``count`` hosts among the hypervisors not in
         ``registered`` (names of the inventory's hosts), their servers
         going to the other hypervisors outside the inventory."""
-        from climate.plugins.physical_host import evacuation
         nova, placement = self.clients
         workers = CONF.hosts.max_parallel
         with evacuation.nova_backend._Calls('listing hypervisors'):
@@ -122,7 +122,6 @@ class NovaEvacuation:
                             parallel=workers)
 
     def _services(self, names):
-        from climate.plugins.physical_host import evacuation
         nova, _placement = self.clients
         with evacuation.nova_backend._Calls('listing compute services'):
             services = nova.services.list(binary='nova-compute')
@@ -131,7 +130,6 @@ class NovaEvacuation:
     def close(self, names, reason):
         """Disable the compute services of ``names``: Nova's scheduler
         places no new server there (migrations out still run)."""
-        from climate.plugins.physical_host import evacuation
         nova, services = self._services(names)
         for service in services:
             if service.status != 'disabled':
@@ -141,7 +139,6 @@ class NovaEvacuation:
 
     def reopen(self, names):
         """Enable the compute services of ``names`` again."""
-        from climate.plugins.physical_host import evacuation
         nova, services = self._services(names)
         for service in services:
             if service.status == 'disabled':
@@ -151,7 +148,6 @@ class NovaEvacuation:
 
     def run(self, plan, timeout):
         """``evacuation.run_plan`` within ``timeout`` seconds."""
-        from climate.plugins.physical_host import evacuation
         nova, _placement = self.clients
         return evacuation.run_plan(nova, plan, timeout,
                                    workers=CONF.hosts.max_parallel)
@@ -180,8 +176,7 @@ class Hunter:
         return CONF.hosts.inventory == 'nova'
 
     def inventory(self):
-        from climate.plugins.physical_host import inventory
-        return inventory.Inventory(self.plugins.get(HOST_TYPE))
+        return host_inventory.Inventory(self.plugins.get(HOST_TYPE))
 
     def plan(self, ctx, project_id, count):
         """A plan (or Refusal) freeing ``count`` hosts for the project."""
@@ -264,7 +259,7 @@ class Hunter:
                 continue
             host = self.inventory().create(ctx, {'name': name})
             # the row's id (the view shows it as text)
-            borrowed.append(known.get(name) or int(host['id']))
+            borrowed.append(int(host['id']))
             self._save(ctx, lease_id, borrowed=borrowed)
         return borrowed
 
@@ -312,9 +307,9 @@ def give_back_borrowed(ctx, hunter, host_ids):
         try:
             inventory.delete(ctx, host_id)
             LOG.info('Borrowed host %s given back', host_id)
+        except exceptions.NotFound:
+            continue  # given back already
         except exceptions.ClimateException as exc:
-            if 'not found' in str(exc).lower():
-                continue
             LOG.warning('Borrowed host %s stays in the inventory: %s',
                         host_id, exc)
     if names:
@@ -378,8 +373,10 @@ class HuntWorker:
         done = {}
         if not hunting(ctx):
             return done  # no lock taken while nothing hunts
-        with db_retries.work_lock(LOCK_NAME):
-            for lease_id in hunting(ctx):
+        # not waited for: a hunt runs for minutes, and the manager that
+        # holds it hunts every lease in its pass
+        with db_retries.work_lock(LOCK_NAME, wait=False) as held:
+            for lease_id in hunting(ctx) if held else ():
                 if self._stopping.is_set():
                     break
                 try:

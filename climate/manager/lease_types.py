@@ -89,19 +89,20 @@ def parse(body, configured_max_retries):
     return body, lease_type, max_retries
 
 
-def check(lease_type, values, now, resource_types, reservations=None):
+def check(lease_type, values, now):
     """The type's rules on the parsed lease ``values`` (``start_date``
     after ``lease_input.parse_create``, which makes a start within the
-    current minute now); ``reservations``: the ``(resource type, params)``
-    pairs, whose filters a best_effort lease may not use.  InvalidInput
-    naming the field."""
+    current minute now; ``reservations``, the ``(resource type, params)``
+    pairs).  InvalidInput naming the field."""
+    reservations = values['reservations']
+    resource_types = [rtype for rtype, _params in reservations]
     if lease_type in STARTS_NOW and values['start_date'] > now:
         raise exceptions.InvalidInput(
             reason='start_date: a lease of type %s starts now; leave '
                    'start_date out or give "now" (lease_type scheduled '
                    'starts later)' % lease_type)
     if lease_type == BEST_EFFORT:
-        for _rtype, params in reservations or ():
+        for _rtype, params in reservations:
             if any((params or {}).get(key) for key in (
                     'hypervisor_properties', 'resource_properties')):
                 # hosts outside the inventory have no capabilities and

@@ -157,9 +157,7 @@ class LeaseService:
         values = lease_input.parse_create(
             asked, now, CONF.api.max_name_length,
             CONF.manager.minutes_before_end_lease)
-        lease_types.check(lease_type, values, now,
-                          [rtype for rtype, _p in values['reservations']],
-                          values['reservations'])
+        lease_types.check(lease_type, values, now)
         values.update(lease_type=lease_type, max_retries=max_retries)
         if lease_type == lease_types.WITH_RETRIES:
             # its place in the queue, should it wait

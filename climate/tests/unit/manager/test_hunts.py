@@ -8,6 +8,7 @@ import time
 import pytest
 
 from climate.db import api as db_api
+from climate.db import retries as db_retries
 from climate import context as climate_context
 from climate.manager import hunts
 from climate.plugins.physical_host import evacuation
@@ -207,3 +208,19 @@ def test_a_pass_after_registering_takes_the_hosts_it_registered(env):
     assert worker.run_pass(ctx) == {lease['id']: states.STARTING}
     lease = types.wait(env, lease['id'], states.ACTIVE)
     assert hostnames(env, lease) == ['c3']
+
+
+def test_a_pass_does_not_wait_for_another_managers_hunt(env):
+    """The hunt lock held elsewhere (a manager freeing hosts, for
+    minutes): a pass returns at once and leaves the lease to it."""
+    env.manager.hunts.stop()
+    lease = create(env, 1)
+    worker = hunts.HuntWorker(env.manager.leases, env.manager.hunter)
+    ctx = climate_context.admin_context()
+    with db_retries.work_lock(hunts.LOCK_NAME) as held:
+        assert held
+        began = time.monotonic()
+        assert worker.run_pass(ctx) == {}
+        assert time.monotonic() - began < 1
+    assert types.get(env, lease['id'])['status'] == states.HUNTING
+    assert worker.run_pass(ctx) == {lease['id']: states.STARTING}

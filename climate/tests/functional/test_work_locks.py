@@ -1,0 +1,58 @@
+"""Work locks on MariaDB and PostgreSQL (``climate.db.retries``): a
+manager waiting for the retry passes' lock gets it once released, one not
+waiting for the hunts' lock (held for minutes while servers move) is told
+at once that another holds it."""
+
+import threading
+import time
+
+from climate.db import api as db_api
+from climate.db import migration
+from climate.db import retries
+
+
+def _held_elsewhere(name, body):
+    """Run ``body`` while another thread holds the lock ``name``."""
+    got, release = threading.Event(), threading.Event()
+
+    def holder():
+        with retries.work_lock(name) as held:
+            assert held
+            got.set()
+            release.wait(30)
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+    try:
+        assert got.wait(30)
+        return body(release)
+    finally:
+        release.set()
+        thread.join(30)
+
+
+def test_work_locks(database):
+    db_api.configure(connection=database.url)
+    try:
+        migration.upgrade()
+
+        def not_waiting(_release):
+            began = time.monotonic()
+            with retries.work_lock('lease_hunts', wait=False) as held:
+                return held, time.monotonic() - began
+
+        held, took = _held_elsewhere('lease_hunts', not_waiting)
+        assert held is False and took < 2, took
+        with retries.work_lock('lease_hunts', wait=False) as held:
+            assert held is True
+
+        def waiting(release):
+            threading.Timer(0.5, release.set).start()
+            began = time.monotonic()
+            with retries.work_lock() as held:
+                return held, time.monotonic() - began
+
+        held, took = _held_elsewhere(retries.LOCK_NAME, waiting)
+        assert held is True and took >= 0.4, took
+    finally:
+        db_api.get_engine().dispose()

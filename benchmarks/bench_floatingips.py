@@ -81,7 +81,6 @@ from climate.db import ledger
 from climate.db import models
 from climate.db import network_segments as db_segments
 from climate import exceptions
-from climate.manager import views
 from climate.plugins.network import plugin as network_plugin
 from climate.plugins.virtual_floatingip import plugin as fip_plugin
 from climate.tests.functional import procs
@@ -203,18 +202,11 @@ class Seeder:
 
     def add(self, name, rtype, start, end, params, providers, cls):
         lid, rid = next(self.ids), next(self.ids)
-        lease = dict(id=lid, name=name, user_id='bench',
-                     project_id='bench', trust_id=None, start_date=start,
-                     end_date=end, status='PENDING', status_reason=None,
-                     degraded=False, created_at=self.now, updated_at=None)
-        res = dict(id=rid, lease_id=lid, resource_type=rtype,
-                   resource_id=rid, status='pending', params=params,
-                   missing_resources=False, resources_changed=False,
-                   created_at=self.now, updated_at=None)
-        lease['body'] = json.dumps(views.lease(types.SimpleNamespace(
-            reservations=[types.SimpleNamespace(**dict(
-                {'part_of': None}, **res))], events=[],
-            **lease)))
+        lease = common.lease_row(lid, name, start, end, created=self.now,
+                                 user='bench')
+        res = common.reservation_row(rid, lid, rtype, params, self.now,
+                                     resource_id=rid)
+        common.with_body(lease, [res])
         self.lrows.append(lease)
         self.rrows.append(res)
         self.samples.setdefault(rtype, (lid, rid))

@@ -117,19 +117,14 @@ def populate(db, hosts, allocations=ALLOCATIONS, seed=1):
         end = start + datetime.timedelta(seconds=rng.randint(
             3600, max(3601, int(period.total_seconds() / 2) - 60)))
         lid, rid = str(uuid.uuid4()), str(uuid.uuid4())
-        lrows.append(dict(id=lid, name='bulk-%06d' % j, user_id='bench',
-                          project_id='bench', trust_id=None,
-                          start_date=start, end_date=end, status='PENDING',
-                          status_reason=None, degraded=False, **_ts(now)))
-        rrows.append(dict(id=rid, lease_id=lid,
-                          resource_type='physical:host', resource_id=rid,
-                          status='pending',
-                          params={'min': 5, 'max': 5,
-                                  'hypervisor_properties': '',
-                                  'resource_properties': '',
-                                  'before_end': 'default'},
-                          missing_resources=False, resources_changed=False,
-                          **_ts(now)))
+        lrows.append(common.lease_row(lid, 'bulk-%06d' % j, start, end,
+                                      created=now, user='bench'))
+        rrows.append(common.reservation_row(
+            rid, lid, 'physical:host', {'min': 5, 'max': 5,
+                                        'hypervisor_properties': '',
+                                        'resource_properties': '',
+                                        'before_end': 'default'},
+            now, resource_id=rid))
         level = ledger.span_level(start, end)
         for h in order[slot * HOSTS_PER_RESERVATION:
                        (slot + 1) * HOSTS_PER_RESERVATION]:

@@ -103,16 +103,10 @@ def populate(db, base, seed=1, names=None):
         end = start + datetime.timedelta(seconds=rng.randint(
             3600, 7 * 86400))
         lid, rid = str(uuid.uuid4()), str(uuid.uuid4())
-        lrows.append(dict(id=lid, name='bulk-%06d' % j, user_id='bench',
-                          project_id='bench', trust_id=None,
-                          start_date=start, end_date=end, status='PENDING',
-                          status_reason=None, degraded=False, created_at=now,
-                          updated_at=None))
-        rrows.append(dict(id=rid, lease_id=lid,
-                          resource_type='virtual:instance', resource_id=rid,
-                          status='pending', params={},
-                          missing_resources=False, resources_changed=False,
-                          created_at=now, updated_at=None))
+        lrows.append(common.lease_row(lid, 'bulk-%06d' % j, start, end,
+                                      created=now, user='bench'))
+        rrows.append(common.reservation_row(rid, lid, 'virtual:instance',
+                                            created=now, resource_id=rid))
         whole = j % WHOLE_EVERY == 0
         level = ledger.span_level(start, end)
         for name in rng.sample(names, HOSTS_PER_RESERVATION):

@@ -77,7 +77,6 @@ from climate.db import ledger
 from climate.db import models
 from climate.db import volume_pools as db_pools
 from climate import exceptions
-from climate.manager import views
 from climate.plugins.virtual_volume import plugin as volume_plugin
 from climate.scheduling import filters
 from climate.tests.functional import procs
@@ -223,18 +222,11 @@ def populate(db, seed=1):
                       resource_properties='', on_end='delete', volumes=None,
                       pool=names[pool_id], volume_ids=[], snapshot_ids=[])
         lid, rid = next(ids), next(ids)
-        lease = dict(id=lid, name='bulk-%06d' % j, user_id='bench',
-                     project_id='bench', trust_id=None, start_date=start,
-                     end_date=end, status='PENDING', status_reason=None,
-                     degraded=False, created_at=now, updated_at=None)
-        res = dict(id=rid, lease_id=lid, resource_type='virtual:volume',
-                   resource_id=rid, status='pending', params=params,
-                   missing_resources=False, resources_changed=False,
-                   created_at=now, updated_at=None)
-        lease['body'] = json.dumps(views.lease(types.SimpleNamespace(
-            reservations=[types.SimpleNamespace(**dict(
-                {'part_of': None}, **res))], events=[],
-            **lease)))
+        lease = common.lease_row(lid, 'bulk-%06d' % j, start, end,
+                                 created=now, user='bench')
+        res = common.reservation_row(rid, lid, 'virtual:volume', params, now,
+                                     resource_id=rid)
+        common.with_body(lease, [res])
         lrows.append(lease)
         rrows.append(res)
         level = ledger.span_level(start, end)

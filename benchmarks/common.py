@@ -246,6 +246,35 @@ class LeanClient:
 
 # -- bulk rows ----------------------------------------------------------------
 
+def lease_row(lid, name, start, end, project='bench', created=None,
+              status='PENDING', user='bench-user'):
+    """A lease's row as Climate writes it, without its listing body."""
+    return dict(
+        id=lid, name=name, user_id=user, project_id=project,
+        trust_id=None, start_date=start, end_date=end, status=status,
+        status_reason=None, degraded=False, lease_type=None,
+        max_retries=None, retry_attempts=None, next_attempt_at=None,
+        created_at=created, updated_at=None)
+
+
+def reservation_row(rid, lid, resource_type='noop', params=None,
+                    created=None, resource_id=None):
+    """A pending reservation's row as Climate writes it."""
+    return dict(
+        id=rid, lease_id=lid, resource_type=resource_type,
+        resource_id=resource_id, status='pending', params=params or {},
+        missing_resources=False, resources_changed=False, part_of=None,
+        created_at=created, updated_at=None)
+
+
+def with_body(lease, reservations, events=()):
+    """``lease`` with the listing's body the create stores."""
+    lease['body'] = json.dumps(views.lease(types.SimpleNamespace(
+        reservations=[types.SimpleNamespace(**r) for r in reservations],
+        events=[types.SimpleNamespace(**e) for e in events], **lease)))
+    return lease
+
+
 def lease_rows(name, start, end, project='bench', created=None,
                status='PENDING', event_status='UNDONE', resource_type='noop'):
     """The rows Climate writes for a lease with one reservation (noop by
@@ -253,16 +282,9 @@ def lease_rows(name, start, end, project='bench', created=None,
     events)``."""
     lid = str(uuid.uuid4())
     created = created or procs.utcnow().replace(microsecond=0)
-    lease = dict(
-        id=lid, name=name, user_id='bench-user', project_id=project,
-        trust_id=None, start_date=start, end_date=end, status=status,
-        status_reason=None, degraded=False, created_at=created,
-        updated_at=None)
-    reservation = dict(
-        id=str(uuid.uuid4()), lease_id=lid, resource_type=resource_type,
-        resource_id=None, status='pending', params={},
-        missing_resources=False, resources_changed=False, part_of=None,
-        created_at=created, updated_at=None)
+    lease = lease_row(lid, name, start, end, project, created, status)
+    reservation = reservation_row(str(uuid.uuid4()), lid, resource_type,
+                                  created=created)
     # before_end as Climate puts it by default: 60 minutes before the end,
     # not before the start
     before_end = max(start, end - datetime.timedelta(minutes=60))
@@ -274,11 +296,7 @@ def lease_rows(name, start, end, project='bench', created=None,
         for etype, etime in (('start_lease', start),
                              ('before_end_lease', before_end),
                              ('end_lease', end))]
-    # and the listing's body, as the create stores it
-    lease['body'] = json.dumps(views.lease(types.SimpleNamespace(
-        reservations=[types.SimpleNamespace(**reservation)],
-        events=[types.SimpleNamespace(**e) for e in events], **lease)))
-    return lease, reservation, events
+    return with_body(lease, [reservation], events), reservation, events
 
 
 def bulk_leases(db, count, start, end, project='bench', first=0,

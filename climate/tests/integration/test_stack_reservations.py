@@ -44,6 +44,13 @@ from climate.tests.integration.test_volume_reservations import \
 WAIT = compute_mod.WAIT
 
 
+def server_def(flavor, image):
+    """An OS::Nova::Server definition without a network."""
+    return {'type': 'OS::Nova::Server', 'properties': {
+        'flavor': flavor, 'image': image,
+        'networks': [{'allocate_network': 'none'}]}}
+
+
 def template(public_id, flavor, image):
     return {
         'heat_template_version': '2018-08-31',
@@ -51,9 +58,7 @@ def template(public_id, flavor, image):
         'resources': {
             'web': {'type': 'OS::Heat::ResourceGroup', 'properties': {
                 'count': {'get_param': 'count'},
-                'resource_def': {'type': 'OS::Nova::Server', 'properties': {
-                    'flavor': flavor, 'image': image,
-                    'networks': [{'allocate_network': 'none'}]}}}},
+                'resource_def': server_def(flavor, image)}},
             'data': {'type': 'OS::Cinder::Volume',
                      'properties': {'size': 1}},
             'ip': {'type': 'OS::Neutron::FloatingIP',
@@ -176,9 +181,7 @@ def test_an_autoscaling_group_reserves_its_maximum_and_updates_fit_or_409(
         'resources': {'workers': {
             'type': 'OS::Heat::AutoScalingGroup', 'properties': {
                 'min_size': 1, 'max_size': {'get_param': 'most'},
-                'resource': {'type': 'OS::Nova::Server', 'properties': {
-                    'flavor': 'm1.tiny', 'image': cloud.info['image'],
-                    'networks': [{'allocate_network': 'none'}]}}}}}}
+                'resource': server_def('m1.tiny', cloud.info['image'])}}}}
     resp = api.call('POST', '/v1/leases', tokens['demo'], {
         'name': 'workers', 'start_date': iso_in(3600),
         'end_date': iso_in(7200), 'events': [],
@@ -221,10 +224,8 @@ def test_a_wake_stack_sleeps_shelved_until_the_start_and_keeps_images(
         'heat_template_version': '2018-08-31',
         'resources': {'web': {
             'type': 'OS::Heat::ResourceGroup', 'properties': {
-                'count': 2, 'resource_def': {
-                    'type': 'OS::Nova::Server', 'properties': {
-                        'flavor': 'm1.tiny', 'image': cloud.info['image'],
-                        'networks': [{'allocate_network': 'none'}]}}}}}}
+                'count': 2,
+                'resource_def': server_def('m1.tiny', cloud.info['image'])}}}}
     resp = api.call('POST', '/v1/leases', tokens['demo'], {
         'name': 'sleeping', 'start_date': iso_in(3600),
         'end_date': iso_in(7200), 'events': [],

@@ -224,6 +224,17 @@ def _unit_class(shape):
     return cls, shape[cls]
 
 
+def booked_hosts(ctx, session, res_id, params, at):
+    """``[(host facts, slots)]`` of instance reservation ``res_id`` (its
+    stored ``params``) at ``at``, by host id: what its start hands over,
+    and where a stack's woken servers go."""
+    units = VirtualInstancePlugin._units(session, res_id, shape_of(params),
+                                         at)
+    rows = db_hosts.hosts_by_ids(ctx, sorted(int(p) for p in units))
+    return [(host_plugin.host_facts(row), units[str(row.id)])
+            for row in sorted(rows, key=lambda r: r.id)]
+
+
 class VirtualInstancePlugin(backend_loader.BackendOwner,
                             base.ResourcePlugin):
     resource_type = RESOURCE_TYPE
@@ -732,12 +743,7 @@ class VirtualInstancePlugin(backend_loader.BackendOwner,
         return {p: n for p, n in units.items() if n}
 
     def _hosts(self, ctx, session, res_id, params, at):
-        """``[(host facts, slots)]`` of the reservation at ``at``, by host
-        id."""
-        units = self._units(session, res_id, shape_of(params), at)
-        rows = db_hosts.hosts_by_ids(ctx, sorted(int(p) for p in units))
-        return [(host_plugin.host_facts(row), units[str(row.id)])
-                for row in sorted(rows, key=lambda r: r.id)]
+        return booked_hosts(ctx, session, res_id, params, at)
 
     @staticmethod
     def _backend_view(reservation):

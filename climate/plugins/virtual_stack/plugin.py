@@ -20,7 +20,10 @@ engine orders them).  At the start the backend makes the stack as the
 lease's user (``on_start: create``), or wakes the one it made at the
 create with its servers shelved (``wake``, seed 000's "created,
 provisioned, but not started").  At the end it applies ``on_end``:
-``delete`` (the default), ``suspend``, or ``snapshot`` then delete.
+``delete`` (the default), ``suspend``, or ``snapshot`` (an image of
+each server, kept) then delete.  A ``wake`` stack is made after the
+create's commit and followed by the periodic pass (:meth:`heal`) until
+its servers are shelved.
 
 **Updates.**  A new template, parameters or environment derives the
 needs again: for a pending lease the parts are booked anew in the
@@ -31,7 +34,9 @@ changed on its own.
 **Stored**: ``template``, ``parameters``, ``environment``,
 ``stack_name``, ``on_start``, ``on_end``, ``needs``, ``free``,
 ``unreservable``; and, set by Climate, ``stack_id``, ``stack_status``,
-``stack_status_reason``, ``outputs``, ``snapshot_id``.
+``stack_status_reason``, ``outputs``, ``servers`` (a ``wake`` stack's),
+``images`` (``on_end: snapshot``'s) and ``snapshot_id`` (older
+reservations').
 """
 
 import json
@@ -43,12 +48,14 @@ import sqlalchemy as sa
 import yaml
 
 from climate.clients import keystone
+from climate import dates
 from climate.db import api as db_api
 from climate.db import models
 from climate import exceptions
 from climate.plugins import backend_loader
 from climate.plugins import base
 from climate.plugins import params as plugin_params
+from climate.plugins.virtual_instance import plugin as instance_plugin
 from climate.plugins.virtual_stack import backends
 from climate.plugins.virtual_stack.backends import base as backend_base
 from climate.plugins.virtual_stack import needs as stack_needs
@@ -241,7 +248,20 @@ class VirtualStackPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
     def update(self, ctx, old_lease, lease, reservation, new_params):
         """New dates move the parts (each its own plugin's update); a new
         template is booked by the lease service before this is called.
-        An active stack keeps its template for now."""
+        A pending ``wake`` stack made for another template, name or
+        ``on_start`` is deleted (made again after the commit).  An active
+        stack keeps its template for now."""
+        if reservation['status'] == states.RES_PENDING and \
+                self.backend.acts_in_cloud and \
+                reservation.get('on_start') == 'wake' and (
+                    new_params.get('on_start') != 'wake' or any(
+                        new_params.get(key) != reservation.get(key)
+                        for key in TEMPLATE_FIELDS + ('stack_name',))):
+            # the stack made for the old request goes; the prepare after
+            # this commit (and the periodic pass) makes the new one
+            self.backend.discard(reservation, lease['project_id'])
+            new_params = dict(new_params, stack_id=None, stack_status=None,
+                              stack_status_reason=None, servers=None)
         if reservation['status'] != states.RES_PENDING and any(
                 new_params.get(key) != reservation.get(key)
                 for key in TEMPLATE_FIELDS + ('stack_name',)):
@@ -255,20 +275,33 @@ class VirtualStackPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
         return new_params
 
     def delete(self, ctx, lease, reservation):
-        """Nothing of its own: the lease deletes the parts."""
+        """The stack :meth:`prepare` made for a stack that never started
+        (``on_start: wake``) goes; the lease deletes the parts."""
+        if self.backend.acts_in_cloud and \
+                reservation['status'] == states.RES_PENDING and \
+                reservation.get('on_start') == 'wake':
+            self.backend.discard(reservation, lease['project_id'])
 
     # -- events --------------------------------------------------------------
 
     @staticmethod
-    def _parts_of(session, reservation):
+    def _parts_of(session, reservation, ctx=None):
         """The views of the reservation's parts as they are now (their
-        own start may have just stored their flavors and addresses)."""
+        own start may have just stored their flavors and addresses);
+        given ``ctx``, an instance part's with its booked ``hosts`` now
+        (where a woken stack's servers go)."""
         rows = session.execute(sa.select(models.Reservation).where(
             models.Reservation.part_of == reservation['id'],
             models.Reservation.status != states.RES_DELETED)).scalars()
-        return [dict(row.params or {}, id=row.id,
-                     resource_type=row.resource_type, status=row.status)
-                for row in rows]
+        parts = []
+        for row in rows:
+            part = dict(row.params or {}, id=row.id,
+                        resource_type=row.resource_type, status=row.status)
+            if ctx is not None and row.resource_type == stack_needs.INSTANCE:
+                part['hosts'] = instance_plugin.booked_hosts(
+                    ctx, session, row.id, part, dates.utcnow())
+            parts.append(part)
+        return parts
 
     @staticmethod
     def _store(session, res_id, answer):
@@ -278,33 +311,78 @@ class VirtualStackPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
             if k in backend_base.OUTPUT_FIELDS})
 
     def prepare(self, ctx, lease, reservation):
-        """``on_start: wake``: the backend makes the stack now, its
-        servers shelved until the start."""
+        """``on_start: wake``: the backend asks for the stack now (after
+        the create's commit); the periodic pass (:meth:`heal`) follows it
+        until its servers are shelved.  A failure is logged: the next
+        pass tries again, and the start makes the stack if none is."""
         if not self.backend.acts_in_cloud or \
                 reservation.get('on_start') != 'wake' or \
                 reservation['status'] != states.RES_PENDING:
             return
         try:
-            with db_api.writer(ctx) as session:
-                db_api.lease_get(ctx, lease['id'], for_update=True)
-                row = session.get(models.Reservation, reservation['id'])
-                if row is None or row.status != states.RES_PENDING:
-                    return
-                answer = self.backend.hold(
-                    reservation, lease['project_id'],
-                    self._parts_of(session, reservation),
-                    lambda: self.user_session(lease))
-                self._store(session, reservation['id'], answer)
+            self._hold(ctx, lease, reservation)
         except Exception:
             LOG.exception('Reservation %s: could not make its stack before '
-                          'the start; the start will', reservation['id'])
+                          'the start; the periodic pass will try again',
+                          reservation['id'])
+
+    @db_api.retry_on_deadlock
+    def _hold(self, ctx, lease, reservation):
+        """One step of the backend's ``hold``, and its answer stored,
+        under the lease's lock and only while the reservation is pending:
+        the start wakes the servers holding that lock, so a pass that
+        read the reservation before the start can neither shelve a woken
+        server nor write a stale status over the start's.  Returns
+        whether the reservation changed."""
+        with db_api.writer(ctx) as session:
+            db_api.lease_get(ctx, lease['id'], for_update=True)
+            row = session.get(models.Reservation, reservation['id'])
+            if row is None or row.status != states.RES_PENDING:
+                return False
+            current = dict(row.params or {}, id=row.id, status=row.status)
+            answer = self.backend.hold(
+                current, lease['project_id'],
+                self._parts_of(session, current),
+                lambda: self.user_session(lease))
+            changed = any(current.get(k) != v for k, v in
+                          (answer or {}).items()
+                          if k in backend_base.OUTPUT_FIELDS)
+            self._store(session, row.id, answer)
+            return changed
+
+    @property
+    def heal_interval(self):
+        """Seconds between two :meth:`heal` passes: as for hosts, with an
+        inventory acting in the cloud; none with the static one."""
+        if CONF.stacks.inventory == 'static':
+            return 0
+        return CONF.hosts.healing_interval
+
+    def heal(self, ctx):
+        """Follow the pending ``on_start: wake`` stacks (:meth:`_hold`):
+        made, made again after a failure, their servers shelved (again,
+        when their user started one).  Returns the ids changed."""
+        changed = []
+        for lease, res in db_api.pending_reservations(ctx, RESOURCE_TYPE):
+            if res.get('on_start') != 'wake':
+                continue
+            try:
+                if self._hold(ctx, lease, res):
+                    changed.append(res['id'])
+            except exceptions.CloudUnavailable as exc:
+                LOG.warning('Reservation %s: its stack waits for the '
+                            'cloud: %s', res['id'], exc)
+            except Exception:
+                LOG.exception('Reservation %s: could not follow its stack',
+                              res['id'])
+        return changed
 
     def on_start(self, ctx, lease, reservation, event):
         """Make (or wake) the stack, pinned to what its parts hold."""
         with db_api.writer(ctx) as session:
             answer = self.backend.start(
                 reservation, lease['project_id'],
-                self._parts_of(session, reservation),
+                self._parts_of(session, reservation, ctx=ctx),
                 lambda: self.user_session(lease))
             self._store(session, reservation['id'], answer)
 

@@ -11,6 +11,12 @@ reserved address.  The reservation shows the stack's id, status and
 outputs.  At the end the stack, its servers, volume and floating IP are
 gone.  A template Heat refuses is a 400 with Heat's reason, nothing
 written.
+
+``on_start: wake`` with ``on_end: snapshot`` (one lease for both): the
+stack is made after the create and its servers are SHELVED_OFFLOADED
+before the start, ACTIVE on the instance part's hosts after it; at the
+end an image of each server is in Glance, the project's, and the stack
+is gone.
 """
 
 import time
@@ -38,6 +44,13 @@ from climate.tests.integration.test_volume_reservations import \
 WAIT = compute_mod.WAIT
 
 
+def server_def(flavor, image):
+    """An OS::Nova::Server definition without a network."""
+    return {'type': 'OS::Nova::Server', 'properties': {
+        'flavor': flavor, 'image': image,
+        'networks': [{'allocate_network': 'none'}]}}
+
+
 def template(public_id, flavor, image):
     return {
         'heat_template_version': '2018-08-31',
@@ -45,9 +58,7 @@ def template(public_id, flavor, image):
         'resources': {
             'web': {'type': 'OS::Heat::ResourceGroup', 'properties': {
                 'count': {'get_param': 'count'},
-                'resource_def': {'type': 'OS::Nova::Server', 'properties': {
-                    'flavor': flavor, 'image': image,
-                    'networks': [{'allocate_network': 'none'}]}}}},
+                'resource_def': server_def(flavor, image)}},
             'data': {'type': 'OS::Cinder::Volume',
                      'properties': {'size': 1}},
             'ip': {'type': 'OS::Neutron::FloatingIP',
@@ -170,9 +181,7 @@ def test_an_autoscaling_group_reserves_its_maximum_and_updates_fit_or_409(
         'resources': {'workers': {
             'type': 'OS::Heat::AutoScalingGroup', 'properties': {
                 'min_size': 1, 'max_size': {'get_param': 'most'},
-                'resource': {'type': 'OS::Nova::Server', 'properties': {
-                    'flavor': 'm1.tiny', 'image': cloud.info['image'],
-                    'networks': [{'allocate_network': 'none'}]}}}}}}
+                'resource': server_def('m1.tiny', cloud.info['image'])}}}}
     resp = api.call('POST', '/v1/leases', tokens['demo'], {
         'name': 'workers', 'start_date': iso_in(3600),
         'end_date': iso_in(7200), 'events': [],
@@ -200,3 +209,92 @@ def test_an_autoscaling_group_reserves_its_maximum_and_updates_fit_or_409(
     assert resp.status_code == 200, resp.text
     _stack, parts = parts_of(resp.json()['lease'])
     assert parts['virtual:instance']['amount'] == 3
+
+
+def test_a_wake_stack_sleeps_shelved_until_the_start_and_keeps_images(
+        cloud, api, tokens, compute):
+    """``on_start: wake``: the stack is made after the create and its
+    servers (a resource group's, nested) are SHELVED_OFFLOADED before the
+    start; the start unshelves them onto the instance part's hosts.
+    ``on_end: snapshot``: an image of each server outlives the stack."""
+    t0 = time.monotonic()
+    hosts = cloud.info['compute_hosts'][:2]
+    register_hosts(api, tokens['admin'], hosts)
+    servers_only = {
+        'heat_template_version': '2018-08-31',
+        'resources': {'web': {
+            'type': 'OS::Heat::ResourceGroup', 'properties': {
+                'count': 2,
+                'resource_def': server_def('m1.tiny', cloud.info['image'])}}}}
+    resp = api.call('POST', '/v1/leases', tokens['demo'], {
+        'name': 'sleeping', 'start_date': iso_in(3600),
+        'end_date': iso_in(7200), 'events': [],
+        'reservations': [{'resource_type': 'virtual:stack',
+                          'stack_name': 'climate-it-wake',
+                          'template': servers_only, 'on_start': 'wake',
+                          'on_end': 'snapshot'}]})
+    assert resp.status_code == 201, resp.text
+    lease = resp.json()['lease']
+    stack, parts = parts_of(lease)
+    # asked of Heat after the commit, followed by the periodic pass
+    assert stack['stack_status'] == 'CREATE_IN_PROGRESS', stack
+
+    def shelved():
+        found, _parts = parts_of(api.lease(tokens['demo'], lease['id']))
+        servers = found.get('servers') or []
+        return len(servers) == 2 and all(
+            s['status'] == 'SHELVED_OFFLOADED' for s in servers) and found
+    stack = wait_for(shelved, WAIT, interval=0.5,
+                     message='the stack\'s servers shelved')
+    asleep = time.monotonic()
+    assert stack['stack_status'] == 'CREATE_COMPLETE', stack
+    assert {s['resource'] for s in stack['servers']} == {'web'}
+    server_ids = [s['server_id'] for s in stack['servers']]
+    for server_id in server_ids:
+        server = compute.admin.servers.get(server_id)
+        assert server.status == 'SHELVED_OFFLOADED', server_id
+        assert not compute.host_of(server), server_id
+    assert api.lease(tokens['demo'], lease['id'])['status'] == 'PENDING'
+
+    resp = api.call('PUT', '/v1/leases/%s' % lease['id'], tokens['demo'],
+                    {'start_date': iso_in(2)})
+    assert resp.status_code == 200, resp.text
+    moved = time.monotonic()
+    lease = api.wait_status(tokens['demo'], lease['id'], 'ACTIVE',
+                            timeout=300)
+    active = time.monotonic()
+    stack, parts = parts_of(lease)
+    assert [s['server_id'] for s in stack['servers']] == server_ids
+    assert all(s['status'] == 'ACTIVE' and s['error'] is None
+               for s in stack['servers']), stack['servers']
+    # on the hosts the instance part holds (its aggregate's)
+    reserved = compute.admin.aggregates.get(
+        parts['virtual:instance']['aggregate_id']).hosts
+    for server_id in server_ids:
+        server = compute.admin.servers.get(server_id)
+        assert server.status == 'ACTIVE', server_id
+        assert compute.host_of(server) in reserved, (server_id, reserved)
+
+    lease = api.end_now(tokens['demo'], lease['id'], timeout=240)
+    ended = time.monotonic()
+    stack, _parts = parts_of(lease)
+    assert stack['stack_status'] == 'DELETE_COMPLETE', stack
+    heat = Heat(cloud, 'demo')
+    resp = heat.api.get('/stacks/climate-it-wake', raise_exc=False)
+    assert resp.status_code == 404 or resp.json()['stack'][
+        'stack_status'] == 'DELETE_COMPLETE', resp.text
+    images = {i['server_id']: i['image_id'] for i in stack['images']}
+    assert sorted(images) == sorted(server_ids)
+    for server_id in server_ids:
+        assert compute.gone(server_id)
+        [image] = compute.images_named('reservation-%s-%s' % (
+            stack['id'], server_id))
+        assert image['id'] == images[server_id]
+        # Nova's snapshot of that server (the fake driver uploads no
+        # data: the image stays queued), in the lease's project
+        assert image['instance_uuid'] == server_id, image
+        assert image['owner'] == compute.project_id('demo'), image
+        compute.image_api.delete('/v2/images/%s' % image['id'])
+    print('\nwake stack: shelved %.1f s after the create, ACTIVE %.1f s '
+          'after the start moved, ended (snapshots, delete) in %.1f s' % (
+              asleep - t0, active - moved, ended - active))

@@ -143,9 +143,13 @@ class InstanceBackend(abc.ABC):
         """
         raise NotImplementedError()
 
-    def wake(self, reservation, project_id, host, user_session):
+    def wake(self, reservation, project_id, host, user_session,
+             move_running=False):
         """Unshelve the server onto ``host`` (its facts), the host its
-        capacity is booked on, and wait until it runs there.
+        capacity is booked on, and wait until it runs there.  With
+        ``move_running``, a server running on another host is shelved
+        first (a stack's server the periodic pass had not shelved yet);
+        without, it is left there and reported.
 
         :returns: ``dict(server_status=..., server_error=...,
             aggregate_id=...)``; a server deleted meanwhile is answered
@@ -155,8 +159,9 @@ class InstanceBackend(abc.ABC):
 
     def release(self, reservation):
         """The reservation's ``on_end`` action on its server (``delete``,
-        ``shelve`` or ``snapshot`` then delete) and the removal of what
-        :meth:`wake` made; a server already gone is fine.
+        ``shelve`` or ``snapshot`` then delete; or ``keep``, Climate's own:
+        nothing) and the removal of what :meth:`wake` made; a server
+        already gone is fine.
 
         :returns: ``dict(server_status=..., snapshot_id=...)``.
         """

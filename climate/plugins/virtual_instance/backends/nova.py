@@ -265,8 +265,10 @@ class NovaInstanceBackend(base.InstanceBackend):
     def hold(self, reservation):
         return self.servers.hold(reservation)
 
-    def wake(self, reservation, project_id, host, user_session):
-        return self.servers.wake(reservation, project_id, host, user_session)
+    def wake(self, reservation, project_id, host, user_session,
+             move_running=False):
+        return self.servers.wake(reservation, project_id, host, user_session,
+                                 move_running)
 
     def release(self, reservation):
         return self.servers.release(reservation)

@@ -55,6 +55,10 @@ SHELVED = ('SHELVED', 'SHELVED_OFFLOADED')
 SHELVABLE = ('ACTIVE', 'SHUTOFF', 'PAUSED', 'SUSPENDED')
 #: What ``on_end`` may say.
 END_ACTIONS = ('delete', 'shelve', 'snapshot')
+#: What :meth:`ServerActions.release` also takes from Climate itself: the
+#: server stays as it is (a stack suspended by Heat keeps its servers),
+#: only what :meth:`ServerActions.wake` made goes.
+KEEP = 'keep'
 
 
 def _status(server):
@@ -222,7 +226,8 @@ class ServerActions:
                                   what))
             time.sleep(POLL_INTERVAL)
 
-    def wake(self, reservation, project_id, host, user_session):
+    def wake(self, reservation, project_id, host, user_session,
+             move_running=False):
         """See :meth:`base.InstanceBackend.wake`."""
         rid, sid = reservation['id'], reservation['server_id']
         service = nova._service(host)
@@ -234,6 +239,15 @@ class ServerActions:
             # next depends on where that ends, so wait for it first
             server = self._wait(sid, lambda s: s is None or
                                 _task(s) is None, 'settling')
+        if move_running and server is not None and \
+                _status(server) in SHELVABLE and _host(server) != service:
+            # never shelved before the start (or started since): it runs
+            # outside the reservation, and only a shelved server can be
+            # sent to the reserved host
+            with nova._Calls('shelving server %s' % sid):
+                self.nova.servers.shelve(sid)
+            server = self._wait(sid, lambda s: s is None or (
+                _status(s) in SHELVED and _task(s) is None), 'shelving')
         if server is None:
             return {'server_status': 'DELETED', 'aggregate_id': agg.id,
                     'server_error': 'Server %s was deleted before the lease '
@@ -285,22 +299,50 @@ class ServerActions:
 
     # -- release -----------------------------------------------------------
 
-    def _snapshot(self, reservation, server):
-        """An image of the server named after the reservation (made once:
-        a retried end finds it)."""
+    def snapshot(self, reservation, owner=None):
+        """An image of the reservation's server named
+        :func:`snapshot_name` (made once: a retried end finds it, even
+        once the server is gone), waited for until Nova is done with it;
+        its id, or None when there is neither image nor server.  Nova
+        makes it in Climate's service project; given ``owner`` (a project
+        id), it is then that project's (:meth:`give`)."""
         name = snapshot_name(reservation['id'])
         try:
             with nova._Calls('looking up image %s' % name, 'Glance'):
-                return self.nova.glance.find_image(name).id
+                image = self.nova.glance.find_image(name).id
         except exceptions.CloudUnavailable as exc:
             if not nova._nova_nf(exc):
                 raise
-        with nova._Calls('snapshotting server %s' % server.id):
-            image = self.nova.servers.create_image(
-                server.id, name, metadata={METADATA_KEY: reservation['id']})
-        self._wait(server.id, lambda s: s is None or _task(s) is None,
-                   'its snapshot')
+            image = None
+        sid = reservation['server_id']
+        if image is None and self._get(sid) is None:
+            return None
+        if image is None:
+            with nova._Calls('snapshotting server %s' % sid):
+                image = self.nova.servers.create_image(
+                    sid, name, metadata={METADATA_KEY: reservation['id']})
+            self._wait(sid, lambda s: s is None or _task(s) is None,
+                       'its snapshot')
+        if owner is not None:
+            self.give(image, owner)
         return image
+
+    def give(self, image_id, project_id):
+        """Make the image ``project_id``'s (Glance's ``owner``, which an
+        admin may change): its users then see and use it.  Giving it
+        again is harmless."""
+        client = self.nova.client
+        with nova._Calls('giving image %s to project %s' % (
+                image_id, project_id), 'Glance'):
+            client.session.patch(
+                '/v2/images/%s' % image_id,
+                endpoint_filter={'service_type': 'image',
+                                 'interface': 'public',
+                                 'region_name': client.region_name},
+                json=[{'op': 'replace', 'path': '/owner',
+                       'value': project_id}],
+                headers={'Content-Type':
+                         'application/openstack-images-v2.1-json-patch'})
 
     def _delete(self, sid, wait=True):
         try:
@@ -326,7 +368,7 @@ class ServerActions:
         answer = {'server_status': 'DELETED', 'snapshot_id':
                   reservation.get('snapshot_id')}
         server = self._get(sid) if sid else None
-        if server is not None:
+        if server is not None and action != KEEP:
             if action == 'shelve':
                 if _status(server) not in SHELVED:
                     if _task(server) is not None:
@@ -337,11 +379,11 @@ class ServerActions:
                 answer['server_status'] = 'SHELVED'
             else:
                 if action == 'snapshot':
-                    answer['snapshot_id'] = self._snapshot(reservation,
-                                                           server)
+                    answer['snapshot_id'] = self.snapshot(reservation)
                 self._delete(sid)
         self.backend._aggregate_down(rid)
         LOG.info('Reservation %s ended: server %s %s', rid, sid,
                  {'delete': 'deleted', 'shelve': 'shelved',
-                  'snapshot': 'snapshotted and deleted'}[action])
+                  'snapshot': 'snapshotted and deleted',
+                  KEEP: 'kept as it is'}[action])
         return answer

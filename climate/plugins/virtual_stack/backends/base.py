@@ -10,9 +10,14 @@ the job rather than doing it twice.
 
 import abc
 
-#: What a backend's actions answer, stored on the reservation and shown.
+#: What a backend's actions answer, stored on the reservation and shown:
+#: ``servers`` (a woken stack's: ``server_id``, ``resource``, ``status``,
+#: ``error``), ``images`` (``on_end: snapshot``'s: ``server_id``,
+#: ``resource``, ``image_id``).  ``snapshot_id`` (a Heat snapshot, which
+#: Heat deleted with the stack) is no longer set; older reservations show
+#: it, and a client may send it back.
 OUTPUT_FIELDS = ('stack_id', 'stack_status', 'stack_status_reason',
-                 'outputs', 'snapshot_id')
+                 'outputs', 'snapshot_id', 'servers', 'images')
 
 
 class StackBackend(abc.ABC):
@@ -42,20 +47,27 @@ class StackBackend(abc.ABC):
     def start(self, reservation, project_id, parts, user_session):
         """Make the stack at the start (``on_start: create``) or wake the
         one made at the create (``wake``), pinned to what ``parts`` (the
-        views of the reservations holding its needs, started already)
-        hold.
+        views of the reservations holding its needs, started already;
+        an instance part of a ``wake`` stack with its ``hosts``, ``[(host
+        facts, slots)]``) hold.
 
         :returns: a dict of :data:`OUTPUT_FIELDS`.
         """
 
     def hold(self, reservation, project_id, parts, user_session):
-        """``on_start: wake``: make the stack right after the create and
-        keep its servers shelved until the start.  Default: nothing (the
-        start makes it).
+        """``on_start: wake``: make the stack after the create and keep
+        its servers shelved until the start; called again by each
+        periodic pass until the start, so one call may do one step and
+        must not wait long.  Default: nothing (the start makes it).
 
         :returns: a dict of :data:`OUTPUT_FIELDS` (or of some of them).
         """
         return {}
+
+    def discard(self, reservation, project_id):
+        """Delete what :meth:`hold` made for a reservation whose lease is
+        deleted before its start, without waiting (it runs in the
+        delete's transaction).  Default: nothing."""
 
     @abc.abstractmethod
     def end(self, reservation, project_id, action):

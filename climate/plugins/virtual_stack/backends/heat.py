@@ -29,25 +29,40 @@ polls every :data:`POLL_INTERVAL` seconds up to the same time for
 :class:`climate.exceptions.CloudUnavailable` with Heat's reason, as does
 any Heat, Nova, Neutron or Keystone error, so the event is retried.
 
+**On start: wake** (seed 000's "created, provisioned, but not
+started").  :meth:`HeatStackBackend.hold`, called after the create's
+commit and at each periodic pass until the start, takes one step each
+time and never waits on Heat: it asks Heat for the stack as the user,
+from the template as given (the parts hold nothing before the start:
+their flavors have no capacity yet, their volume types and floating IPs
+do not exist), tagged :data:`HELD_TAG`; once ``CREATE_COMPLETE`` it
+shelves every server of the stack (nested groups included: Heat's
+resource list with ``nested_depth``) with the pre-created servers' step
+(``nova_servers``), so that they hold no host (``SHELVED_OFFLOADED``).
+A failed stack's reason is answered and its deletion asked; the next
+pass makes it again.  The start unshelves each server onto a slot of the
+instance part booked for its template resource (:func:`placement`), as
+a pre-created server is: an aggregate named :func:`server_key` lets that
+one server onto the host (``ClimateFilter``), and the start waits until
+it runs there.  A stack still being made is waited for; a held stack
+gone or failed by the start is replaced by one made pinned, as with
+``create``.  A lease deleted before the start deletes the stack.
+
 **The end** acts with Climate's service credentials, never the trust (it
 may be gone by then), on the lease project's stacks (Heat's endpoint for
 that project, which Heat lets an admin use).  The stack is found by its
-``stack_id`` (else by name and tag); none is the end done.  ``on_end``:
+``stack_id`` (else by name and tag); none is the end done.  A held
+stack's aggregates go first.  ``on_end``:
 
 - ``delete``: the stack is deleted, and waited for until gone;
 - ``suspend``: suspended (``SUSPEND_COMPLETE``); it keeps what it holds,
   outside the lease;
-- ``snapshot``: a Heat snapshot named ``reservation-<id>`` is made (found
-  again by a re-run) and waited for (``COMPLETE``), its id stored as
-  ``snapshot_id``, then the stack is deleted.  **Caveat**: Heat deletes a
-  stack's snapshots, and the images and backups they hold, when it
-  deletes the stack; so today the snapshot does not outlive the delete.
-  Keeping the data needs another way (e.g. ``deletion_policy: Snapshot``
-  on the servers and volumes), not built yet.
-
-**Not built yet**: ``on_start: wake`` (the stack made at the create with
-its servers shelved, woken at the start): :meth:`HeatStackBackend.hold`
-does nothing, so such a stack is made at the start like ``create``.
+- ``snapshot``: each server's Nova snapshot, an image named
+  ``reservation-<id>-<server id>`` (found again by a re-run), given to
+  the lease's project and listed as ``images``; then the stack is
+  deleted.  Heat's own stack snapshots are not used: Heat deletes them,
+  and the images they hold, with the stack.  Volumes are deleted with
+  the stack, their data not kept.
 """
 
 import json
@@ -63,6 +78,7 @@ from climate.clients import heat as heat_clients
 from climate.clients import neutron as neutron_clients
 from climate.clients import nova as nova_clients
 from climate import exceptions
+from climate.plugins.virtual_instance.backends import nova_servers
 from climate.plugins.virtual_stack.backends import base
 from climate.plugins.virtual_stack import needs as stack_needs
 from climate.plugins.virtual_stack import pinning
@@ -74,9 +90,21 @@ POLL_INTERVAL = 2.0
 #: The tags of every stack Climate makes, with :data:`RESERVATION_TAG`.
 TAG = 'climate'
 RESERVATION_TAG = 'reservation:%s'
-#: Heat's snapshot of a stack ending with ``on_end: snapshot``.
-SNAPSHOT_NAME = 'reservation-%s'
+#: The tag of a stack made before the start (``on_start: wake``), from
+#: the template as given: its servers are woken at the start.
+HELD_TAG = 'climate:held'
 GONE = 'DELETE_COMPLETE'
+#: How deep a stack's resources are listed for its servers (groups of
+#: groups).
+NESTED_DEPTH = 5
+
+
+def server_key(reservation_id, server_id):
+    """What one server of a stack is to the instance backend's steps on
+    servers (``nova_servers``): the name of the aggregate letting it onto
+    its reserved host at the start, and of its ``on_end: snapshot`` image
+    (``reservation-<reservation id>-<server id>``)."""
+    return '%s-%s' % (reservation_id, server_id)
 
 
 def heat_message(exc):
@@ -188,6 +216,51 @@ def _reaching(name, action, gone_ok=False):
     return done
 
 
+def _containing_stack(resource):
+    """The id of the stack a listed resource belongs to (its ``stack``
+    link ends with it)."""
+    for link in resource.get('links') or ():
+        if link.get('rel') == 'stack':
+            return (link.get('href') or '').rstrip('/').rsplit('/', 1)[-1]
+    return None
+
+
+def _top_level(resource, stack_id, by_physical):
+    """The name of the top-level template resource ``resource`` comes
+    from: itself, or the group whose nested stack holds it."""
+    seen = set()
+    while True:
+        owner = _containing_stack(resource)
+        parent = by_physical.get(owner)
+        if owner in (None, stack_id) or owner in seen or parent is None:
+            return resource.get('resource_name')
+        seen.add(owner)
+        resource = parent
+
+
+def placement(servers, needs, parts):
+    """``{server id: host facts or None}``: each server (in the order
+    given: by id) takes the next slot of the instance part booked for
+    its template resource (``needs``' ``reservation_id``), hosts in the
+    part's ``hosts`` order.  The same on every run, so a retried start
+    sends no server elsewhere."""
+    part_of = {}
+    for need in needs:
+        if need.get('resource_type') != stack_needs.INSTANCE:
+            continue
+        for path in need.get('resources') or ():
+            part_of.setdefault(path.split('/')[0], need.get('reservation_id'))
+    slots = {part['id']: [facts for facts, units in part.get('hosts') or ()
+                          for _n in range(units)]
+             for part in parts
+             if part.get('resource_type') == stack_needs.INSTANCE}
+    placed = {}
+    for server in servers:
+        free = slots.get(part_of.get(server['resource'])) or []
+        placed[server['server_id']] = free.pop(0) if free else None
+    return placed
+
+
 def _state(value):
     """What a polled value is, for a timeout's message."""
     if value is None:
@@ -200,6 +273,20 @@ class HeatStackBackend(base.StackBackend):
 
     name = 'heat'
     acts_in_cloud = True
+
+    def __init__(self, conf):
+        super().__init__(conf)
+        self._instances = None
+
+    @property
+    def instances(self):
+        """The Nova instance backend, whose steps on pre-created servers
+        (shelve, unshelve onto a host, snapshot) a stack's servers take
+        (made on first use)."""
+        if self._instances is None:
+            from climate.plugins.virtual_instance.backends import nova
+            self._instances = nova.NovaInstanceBackend(self.conf)
+        return self._instances
 
     # -- plumbing ------------------------------------------------------------
 
@@ -241,6 +328,23 @@ class HeatStackBackend(base.StackBackend):
         """:meth:`_wait` on one stack."""
         ident = _ident(stack)
         return self._wait(lambda: self._get(heat, ident), done, what)
+
+    def _servers(self, heat, stack):
+        """The stack's servers, those of its (nested) groups included, by
+        id: ``[{'server_id', 'resource'}]``, ``resource`` the top-level
+        template resource each comes from."""
+        with _Calls('listing the resources of stack %s' %
+                    stack['stack_name']):
+            found = [_info(r) for r in heat.resources.list(
+                _ident(stack), nested_depth=NESTED_DEPTH)]
+        by_physical = {r['physical_resource_id']: r for r in found
+                       if r.get('physical_resource_id')}
+        servers = [{'server_id': r['physical_resource_id'],
+                    'resource': _top_level(r, stack['id'], by_physical)}
+                   for r in found
+                   if r.get('resource_type') == stack_needs.SERVER and
+                   r.get('physical_resource_id')]
+        return sorted(servers, key=lambda server: server['server_id'])
 
     # -- flavors and validation ----------------------------------------------
 
@@ -328,8 +432,9 @@ class HeatStackBackend(base.StackBackend):
                         item['resource'], item['reason'])
         return template
 
-    def _delete(self, heat, stack):
-        """Delete the stack; wait until it is gone."""
+    def _delete(self, heat, stack, wait=True):
+        """Delete the stack; wait until it is gone (unless not
+        ``wait``)."""
         name = stack['stack_name']
         if stack.get('stack_status') != 'DELETE_IN_PROGRESS':
             try:
@@ -338,40 +443,60 @@ class HeatStackBackend(base.StackBackend):
             except exceptions.CloudUnavailable as exc:
                 if not _not_found(exc):
                     raise
-        self._watch(heat, stack, _reaching(name, 'DELETE', gone_ok=True),
-                    'deleting stack %s' % name)
+        if wait:
+            self._watch(heat, stack, _reaching(name, 'DELETE',
+                                               gone_ok=True),
+                        'deleting stack %s' % name)
 
-    def _create(self, heat, reservation, project_id, parts, name):
-        template = self._pinned(reservation, project_id, parts)
+    def _make(self, heat, reservation, template, name, tags=()):
+        """Ask Heat for the stack (tagged as the reservation's, and with
+        ``tags``); its ``name/id``."""
         with _Calls('creating stack %s' % name):
             body = heat.stacks.create(
                 stack_name=name, template=template,
                 parameters=reservation.get('parameters') or {},
                 environment=reservation.get('environment') or {},
                 timeout_mins=self.conf.stacks.stack_timeout,
-                tags='%s,%s' % (TAG, RESERVATION_TAG % reservation['id']),
+                tags=','.join((TAG, RESERVATION_TAG % reservation['id']) +
+                              tuple(tags)),
                 # a failed stack stays as Heat left it, its reasons
                 # readable; the retried start replaces it
                 disable_rollback=True)
         LOG.info('Reservation %s: creating stack %s as the lease\'s user',
                  reservation['id'], name)
         stack_id = ((body or {}).get('stack') or {}).get('id')
-        ident = '%s/%s' % (name, stack_id) if stack_id else name
+        return '%s/%s' % (name, stack_id) if stack_id else name
+
+    def _create(self, heat, reservation, project_id, parts, name):
+        ident = self._make(heat, reservation,
+                           self._pinned(reservation, project_id, parts), name)
         return self._wait(lambda: self._get(heat, ident),
                           _reaching(name, 'CREATE'),
                           'creating stack %s' % name)
 
-    def start(self, reservation, project_id, parts, user_session):
-        """See :meth:`base.StackBackend.start` and the module."""
-        rid = reservation['id']
-        name = reservation.get('stack_name') or 'climate-%s' % rid
-        heat = self._user_heat(user_session)
+    @staticmethod
+    def _name(reservation):
+        return reservation.get('stack_name') or \
+            'climate-%s' % reservation['id']
+
+    def _ours_or_none(self, heat, reservation, project_id):
+        """The reservation's stack found by name (None: none); a stack of
+        that name Climate did not make for it is never touched."""
+        name = self._name(reservation)
         stack = self._get(heat, name)
-        if stack is not None and not _ours(stack, rid):
+        if stack is not None and not _ours(stack, reservation['id']):
             raise exceptions.CloudUnavailable(
                 service='Heat', reason='project %s already has a stack '
                 'named %s that Climate did not make for reservation %s' % (
-                    project_id, name, rid))
+                    project_id, name, reservation['id']))
+        return stack
+
+    def start(self, reservation, project_id, parts, user_session):
+        """See :meth:`base.StackBackend.start` and the module."""
+        rid = reservation['id']
+        name = self._name(reservation)
+        heat = self._user_heat(user_session)
+        stack = self._ours_or_none(heat, reservation, project_id)
         if stack is not None and \
                 stack.get('stack_status') == 'CREATE_IN_PROGRESS':
             stack = self._watch(heat, stack, _reaching(name, 'CREATE'),
@@ -385,27 +510,119 @@ class HeatStackBackend(base.StackBackend):
                         stack.get('stack_status_reason'))
             self._delete(heat, stack)
             stack = None
+        woken = None
         if stack is None:
             stack = self._create(heat, reservation, project_id, parts, name)
+        elif HELD_TAG in (stack.get('tags') or ()):
+            woken = self._wake(heat, reservation, project_id, stack, parts,
+                               user_session)
         stack = self._get(heat, _ident(stack), outputs=True) or stack
-        return {'stack_id': stack['id'],
-                'stack_status': stack.get('stack_status'),
-                'stack_status_reason': stack.get('stack_status_reason'),
-                'outputs': [dict(output)
-                            for output in stack.get('outputs') or ()]}
+        answer = {'stack_id': stack['id'],
+                  'stack_status': stack.get('stack_status'),
+                  'stack_status_reason': stack.get('stack_status_reason'),
+                  'outputs': [dict(output)
+                              for output in stack.get('outputs') or ()]}
+        if woken is not None:
+            answer['servers'] = woken
+        return answer
+
+    def _wake(self, heat, reservation, project_id, stack, parts,
+              user_session):
+        """Each server of a held stack unshelved onto its slot of the
+        reservation's instance parts (:func:`placement`), one after the
+        other, waited for until it runs (the instance backend's
+        ``wake``: an aggregate :func:`server_key` lets that server, and
+        no other, onto the host).  A server already running there is left
+        as it is; one still running elsewhere is shelved first."""
+        rid = reservation['id']
+        servers = self._servers(heat, stack)
+        placed = placement(servers, reservation.get('needs') or [], parts)
+        woken = []
+        for server in servers:
+            sid = server['server_id']
+            host = placed[sid]
+            if host is None:
+                LOG.warning('Reservation %s: server %s (%s) has no slot of '
+                            'the lease; it stays shelved', rid, sid,
+                            server['resource'])
+                woken.append(dict(server, status=None, error=(
+                    'no instance slot of the lease is booked for %s' %
+                    server['resource'])))
+                continue
+            answer = self.instances.wake(
+                {'id': server_key(rid, sid), 'server_id': sid}, project_id,
+                host, user_session, move_running=True)
+            woken.append(dict(server, status=answer.get('server_status'),
+                              error=answer.get('server_error')))
+        LOG.info('Reservation %s: %d server(s) of stack %s woken', rid,
+                 len(woken), stack['stack_name'])
+        return woken
 
     def hold(self, reservation, project_id, parts, user_session):
-        """``on_start: wake`` is not built in this backend: nothing now,
-        the start makes the stack."""
-        return {}
+        """``on_start: wake``: one step towards a stack made with its
+        servers shelved, never waiting on Heat (the plugin calls it after
+        the create and at each periodic pass until the start, under the
+        lease's lock).  No stack yet: asked of Heat as the user, from the
+        template as given (the parts hold nothing before the start, so
+        nothing can be pinned), tagged :data:`HELD_TAG`.  Being made or
+        deleted: nothing.  Failed: Heat's reason answered, its deletion
+        asked (the next pass makes it again).  Complete: each server
+        shelved (the instance backend's ``hold``; one shelved already is
+        left as it is)."""
+        rid = reservation['id']
+        heat = self._user_heat(user_session)
+        stack = self._ours_or_none(heat, reservation, project_id)
+        if stack is None:
+            ident = self._make(heat, reservation, reservation['template'],
+                               self._name(reservation), tags=(HELD_TAG,))
+            before = reservation.get('stack_status_reason')
+            return {'stack_id': ident.partition('/')[2] or None,
+                    'stack_status': 'CREATE_IN_PROGRESS',
+                    'stack_status_reason': (
+                        'made again; the last attempt: %s' % before
+                        if _failed(reservation.get('stack_status')) and
+                        before else None)}
+        status = stack.get('stack_status')
+        answer = {'stack_id': stack['id'], 'stack_status': status,
+                  'stack_status_reason': stack.get('stack_status_reason')}
+        if _failed(status):
+            LOG.warning('Reservation %s: stack %s is %s (%s); deleted, to '
+                        'be made again', rid, stack['stack_name'], status,
+                        stack.get('stack_status_reason'))
+            self._delete(heat, stack, wait=False)
+            return answer
+        if status == 'DELETE_IN_PROGRESS':
+            return {}  # the failure it replaces stays shown
+        if _in_progress(status) or HELD_TAG not in (stack.get('tags') or ()):
+            return answer
+        answer['servers'] = []
+        for server in self._servers(heat, stack):
+            held = self.instances.hold({
+                'id': server_key(rid, server['server_id']),
+                'server_id': server['server_id']})
+            answer['servers'].append(dict(
+                server, status=held.get('server_status'),
+                error=held.get('server_error')))
+        return answer
+
+    def discard(self, reservation, project_id):
+        """See :meth:`base.StackBackend.discard`: the held stack's
+        deletion asked, not waited for."""
+        with _Calls('connecting to the stacks of project %s' % project_id):
+            heat = heat_clients.service_client(self.conf,
+                                               project_id=project_id)
+        stack = self._find(heat, reservation)
+        if stack is not None:
+            self._delete(heat, stack, wait=False)
+            LOG.info('Reservation %s deleted before its start: stack %s '
+                     'deleted', reservation['id'], stack['stack_name'])
 
     # -- the end -------------------------------------------------------------
 
     def _find(self, heat, reservation):
         """The reservation's stack: by its stored id, else by its name
         when it carries the reservation's tag; None when gone."""
-        name = reservation.get('stack_name') or \
-            'climate-%s' % reservation['id']
+        name = self._name(reservation)
         if reservation.get('stack_id'):
             return self._get(heat, '%s/%s' % (name,
                                               reservation['stack_id']))
@@ -433,63 +650,31 @@ class HeatStackBackend(base.StackBackend):
                                                   gone_ok=True),
                            'suspending stack %s' % name)
 
-    def _snapshot_of(self, heat, stack, snapshot_id):
-        try:
-            with _Calls('reading snapshot %s' % snapshot_id):
-                body = heat.stacks.snapshot_show(_ident(stack), snapshot_id)
-        except exceptions.CloudUnavailable as exc:
-            if _not_found(exc):
-                return None
-            raise
-        return (body or {}).get('snapshot', body)
+    def _snapshot(self, heat, stack, reservation_id, project_id):
+        """An image of each of the stack's servers, made by Nova
+        (the instance backend's ``snapshot``: named ``reservation-<key>``
+        after :func:`server_key`, found again by a re-run, waited for)
+        and given to the lease's project.  Heat's own stack snapshots are
+        deleted with the stack; these images are not.  Returns
+        ``[{'server_id', 'resource', 'image_id'}]``."""
+        images = []
+        for server in self._servers(heat, stack):
+            image_id = self.instances.servers.snapshot({
+                'id': server_key(reservation_id, server['server_id']),
+                'server_id': server['server_id']}, owner=project_id)
+            images.append(dict(server, image_id=image_id))
+        LOG.info('Reservation %s: %d image(s) of stack %s kept',
+                 reservation_id, len(images), stack['stack_name'])
+        return images
 
-    def _snapshot(self, heat, stack, reservation_id):
-        """Heat's snapshot ``reservation-<id>`` of the stack, made once
-        (a failed one is made again), complete; its id (None when the
-        stack went meanwhile)."""
-        name = stack['stack_name']
-        wanted = SNAPSHOT_NAME % reservation_id
-        if _in_progress(stack.get('stack_status')) and \
-                stack['stack_status'] != 'SNAPSHOT_IN_PROGRESS':
-            # Heat takes no action on a stack busy with another one
-            stack = self._watch(heat, stack, _settled,
-                                'waiting for stack %s' % name)
-            if stack is None:
-                return None
-        with _Calls('listing the snapshots of stack %s' % name):
-            body = heat.stacks.snapshot_list(_ident(stack))
-        snapshot = None
-        for found in (body or {}).get('snapshots') or ():
-            if found.get('name') != wanted:
-                continue
-            if found.get('status') == 'FAILED':
-                with _Calls('deleting failed snapshot %s' % found['id']):
-                    heat.stacks.snapshot_delete(_ident(stack), found['id'])
-            elif snapshot is None:
-                snapshot = found
-        if snapshot is None:
-            with _Calls('snapshotting stack %s' % name):
-                body = heat.stacks.snapshot(_ident(stack), name=wanted)
-            snapshot = (body or {}).get('snapshot', body)
-            LOG.info('Reservation %s: snapshotting stack %s',
-                     reservation_id, name)
-
-        def done(current):
-            if current is None:
-                raise exceptions.CloudUnavailable(
-                    service='Heat', reason='snapshot %s of stack %s '
-                    'disappeared' % (wanted, name))
-            if current.get('status') == 'FAILED':
-                raise exceptions.CloudUnavailable(
-                    service='Heat', reason='snapshot %s of stack %s '
-                    'FAILED: %s' % (wanted, name, current.get(
-                        'status_reason') or 'no reason given'))
-            return current.get('status') == 'COMPLETE'
-
-        snapshot = self._wait(
-            lambda: self._snapshot_of(heat, stack, snapshot['id']), done,
-            'snapshotting stack %s' % name)
-        return snapshot['id']
+    def _let_go(self, heat, stack, reservation_id):
+        """The aggregates that let a held stack's servers onto their
+        hosts are removed (the servers themselves are the action's)."""
+        for server in self._servers(heat, stack):
+            self.instances.release({
+                'id': server_key(reservation_id, server['server_id']),
+                'server_id': server['server_id'],
+                'on_end': nova_servers.KEEP})
 
     def end(self, reservation, project_id, action):
         """See :meth:`base.StackBackend.end` and the module."""
@@ -498,13 +683,14 @@ class HeatStackBackend(base.StackBackend):
             heat = heat_clients.service_client(self.conf,
                                                project_id=project_id)
         answer = {'stack_id': reservation.get('stack_id'),
-                  'stack_status': GONE, 'stack_status_reason': None,
-                  'snapshot_id': reservation.get('snapshot_id')}
+                  'stack_status': GONE, 'stack_status_reason': None}
         stack = self._find(heat, reservation)
         if stack is None:
             LOG.info('Reservation %s ended: its stack is gone already', rid)
             return answer
         answer['stack_id'] = stack['id']
+        if HELD_TAG in (stack.get('tags') or ()):
+            self._let_go(heat, stack, rid)
         if action == 'suspend':
             stack = self._suspend(heat, stack)
             if stack is not None:
@@ -515,8 +701,15 @@ class HeatStackBackend(base.StackBackend):
                      answer['stack_id'])
             return answer
         if action == 'snapshot':
-            answer['snapshot_id'] = self._snapshot(heat, stack, rid) or \
-                answer['snapshot_id']
+            if _in_progress(stack.get('stack_status')):
+                # its servers may still be changing
+                stack = self._watch(heat, stack, _settled,
+                                    'waiting for stack %s' % stack[
+                                        'stack_name'])
+                if stack is None:
+                    return answer
+            answer['images'] = self._snapshot(heat, stack, rid,
+                                              project_id)
         self._delete(heat, stack)
         LOG.info('Reservation %s ended: stack %s %s', rid, answer['stack_id'],
                  'snapshotted and deleted' if action == 'snapshot' else

@@ -56,6 +56,69 @@ PINNED = {
 OUTPUTS = [{'output_key': 'ip', 'output_value': '172.24.4.10',
             'description': 'the address'}]
 TAGS = ['climate', 'reservation:r1']
+HELD = TAGS + ['climate:held']
+#: The group ``web`` of two servers of the need ``r-web``.
+WEB_NEED = {'resource_type': 'virtual:instance', 'amount': 2, 'vcpus': 1,
+            'memory_mb': 512, 'disk_gb': 1, 'affinity': None,
+            'resources': ['web/resource_def'], 'reservation_id': 'r-web'}
+HOST1 = {'hypervisor_hostname': 'compute1', 'service_name': 'compute1'}
+HOST2 = {'hypervisor_hostname': 'compute2', 'service_name': 'compute2'}
+
+
+def _links(stack_id):
+    return [{'rel': 'self', 'href': 'http://heat/v1/p1/stacks/x/%s/r' %
+             stack_id},
+            {'rel': 'stack', 'href': 'http://heat/v1/p1/stacks/x/%s' %
+             stack_id}]
+
+
+#: Heat's resource list of stack s-1 (nested_depth): the server ``app``,
+#: the group ``web`` (nested stack n-1) of two servers, a floating IP.
+LISTED = [
+    {'resource_name': 'web', 'resource_type': 'OS::Heat::ResourceGroup',
+     'physical_resource_id': 'n-1', 'links': _links('s-1')},
+    {'resource_name': 'app', 'resource_type': 'OS::Nova::Server',
+     'physical_resource_id': 'srv-a', 'links': _links('s-1')},
+    {'resource_name': 'ip', 'resource_type': 'OS::Neutron::FloatingIP',
+     'physical_resource_id': 'fip-1', 'links': _links('s-1')},
+    {'resource_name': '1', 'resource_type': 'OS::Nova::Server',
+     'physical_resource_id': 'srv-c', 'parent_resource': 'web',
+     'links': _links('n-1')},
+    {'resource_name': '0', 'resource_type': 'OS::Nova::Server',
+     'physical_resource_id': 'srv-b', 'parent_resource': 'web',
+     'links': _links('n-1')},
+]
+
+
+class FakeInstances:
+    """The instance backend's steps on servers, recorded."""
+
+    def __init__(self):
+        self.calls = []
+        self.fail = None
+        self.servers = self
+
+    def hold(self, res):
+        self.calls.append(('hold', res['id'], res['server_id']))
+        return {'server_status': 'SHELVING', 'server_error': None}
+
+    def wake(self, res, project_id, host, user_session, move_running=False):
+        assert move_running and project_id == 'p1'
+        self.calls.append(('wake', res['id'], res['server_id'],
+                           host['hypervisor_hostname']))
+        return {'server_status': 'ACTIVE', 'server_error': None,
+                'aggregate_id': 7}
+
+    def release(self, res):
+        self.calls.append(('release', res['id'], res['on_end']))
+        return {'server_status': 'ACTIVE', 'snapshot_id': None}
+
+    def snapshot(self, res, owner=None):
+        if self.fail is not None:
+            raise self.fail
+        assert owner == 'p1'    # the lease's project's
+        self.calls.append(('snapshot', res['id'], res['server_id']))
+        return 'img-' + res['server_id']
 
 
 def reservation(**extra):
@@ -97,15 +160,15 @@ class ScriptedHeat:
         self.script = list(script)
         self.after = {'create': ['CREATE_IN_PROGRESS', 'CREATE_COMPLETE'],
                       'delete': ['DELETE_IN_PROGRESS', 'DELETE_COMPLETE'],
-                      'suspend': ['SUSPEND_IN_PROGRESS', 'SUSPEND_COMPLETE'],
-                      'snapshot': ['IN_PROGRESS', 'COMPLETE']}
+                      'suspend': ['SUSPEND_IN_PROGRESS', 'SUSPEND_COMPLETE']}
         self.after.update(after)
-        self.snapshots = []
-        self.snapshot_script = []
         self.calls = []
         self.validate_error = None
+        #: what ``resources.list`` answers (Heat's resource dicts)
+        self.listed = []
         self.stacks = self
         self.actions = types.SimpleNamespace(suspend=self.suspend)
+        self.resources = types.SimpleNamespace(list=self.resource_list)
 
     def _step(self):
         if not self.script:
@@ -160,34 +223,9 @@ class ScriptedHeat:
             raise self.validate_error
         return {'Parameters': {}}
 
-    # -- snapshots ---------------------------------------------------------
-
-    def snapshot(self, ident, name=None):
-        self.calls.append(('snapshot', ident, name))
-        self.made_snapshots = getattr(self, 'made_snapshots', 0) + 1
-        snap = {'id': 'snap-%d' % self.made_snapshots, 'name': name,
-                'status': 'IN_PROGRESS', 'status_reason': ''}
-        self.snapshots.append(snap)
-        self.snapshot_script = list(self.after['snapshot'])
-        return dict(snap)
-
-    def snapshot_show(self, ident, snapshot_id):
-        self.calls.append(('snapshot_show', ident, snapshot_id))
-        [snap] = [s for s in self.snapshots if s['id'] == snapshot_id]
-        if self.snapshot_script:
-            step = self.snapshot_script.pop(0)
-            status, reason = step if isinstance(step, tuple) else (step, '')
-            snap.update(status=status, status_reason=reason)
-        return {'snapshot': dict(snap)}
-
-    def snapshot_list(self, ident):
-        self.calls.append(('snapshot_list', ident))
-        return {'snapshots': [dict(s) for s in self.snapshots]}
-
-    def snapshot_delete(self, ident, snapshot_id):
-        self.calls.append(('snapshot_delete', ident, snapshot_id))
-        self.snapshots = [s for s in self.snapshots
-                          if s['id'] != snapshot_id]
+    def resource_list(self, ident, nested_depth=0):
+        self.calls.append(('resources', ident, nested_depth))
+        return [Resource(r) for r in self.listed]
 
     def made(self, kind):
         return [call for call in self.calls if call[0] == kind]
@@ -230,6 +268,7 @@ def cloud(monkeypatch):
         conf = types.SimpleNamespace(
             stacks=types.SimpleNamespace(stack_timeout=1))
         seen.backend = heat_backend.HeatStackBackend(conf)
+        seen.instances = seen.backend._instances = FakeInstances()
         seen.heat = heat
         return seen
     return make
@@ -435,7 +474,10 @@ def test_end_delete_deletes_and_waits_until_gone(cloud):
     assert seen.heat.made('delete') == [('delete', 'web/s-1')]
     assert seen.heat.current is None
     assert answer == {'stack_id': 's-1', 'stack_status': 'DELETE_COMPLETE',
-                      'stack_status_reason': None, 'snapshot_id': None}
+                      'stack_status_reason': None}
+    # not held, no snapshot: Heat alone deletes the servers
+    assert seen.heat.made('resources') == []
+    assert seen.instances.calls == []
 
 
 def test_end_suspend_suspends(cloud):
@@ -449,39 +491,184 @@ def test_end_suspend_suspends(cloud):
     assert len(seen.heat.made('suspend')) == 1
 
 
-def test_end_snapshot_waits_for_the_snapshot_then_deletes(cloud):
+def test_end_snapshot_keeps_an_image_of_each_server_then_deletes(cloud):
     seen = cloud(ScriptedHeat(stack('CREATE_COMPLETE')))
+    seen.heat.listed = LISTED
     answer = end(seen, 'snapshot')
-    assert seen.heat.made('snapshot') == [
-        ('snapshot', 'web/s-1', 'reservation-r1')]
-    shows = seen.heat.made('snapshot_show')
-    assert len(shows) == 2          # IN_PROGRESS, then COMPLETE
+    # one Nova snapshot per server, nested groups' included, named after
+    # the reservation and the server; then the stack's delete
+    assert seen.instances.calls == [
+        ('snapshot', 'r1-srv-a', 'srv-a'), ('snapshot', 'r1-srv-b', 'srv-b'),
+        ('snapshot', 'r1-srv-c', 'srv-c')]
     kinds = [call[0] for call in seen.heat.calls]
-    assert kinds.index('delete') > kinds.index('snapshot_show')
-    assert answer['snapshot_id'] == 'snap-1'
+    assert kinds.index('delete') > kinds.index('resources')
+    assert seen.heat.made('resources') == [('resources', 'web/s-1', 5)]
+    assert answer['images'] == [
+        {'server_id': 'srv-a', 'resource': 'app', 'image_id': 'img-srv-a'},
+        {'server_id': 'srv-b', 'resource': 'web', 'image_id': 'img-srv-b'},
+        {'server_id': 'srv-c', 'resource': 'web', 'image_id': 'img-srv-c'}]
     assert answer['stack_status'] == 'DELETE_COMPLETE'
 
 
-def test_a_rerun_snapshot_finds_its_snapshot(cloud):
-    seen = cloud(ScriptedHeat(stack('SNAPSHOT_COMPLETE')))
-    seen.heat.snapshots = [{'id': 'snap-7', 'name': 'reservation-r1',
-                            'status': 'COMPLETE', 'status_reason': ''}]
-    assert end(seen, 'snapshot')['snapshot_id'] == 'snap-7'
-    assert seen.heat.made('snapshot') == []
-
-
-def test_a_failed_snapshot_is_heat_unavailable_then_made_again(cloud):
-    seen = cloud(ScriptedHeat(stack('CREATE_COMPLETE'), snapshot=[
-        ('FAILED', 'image upload failed')]))
+def test_a_failed_snapshot_fails_the_end_before_any_delete(cloud):
+    seen = cloud(ScriptedHeat(stack('CREATE_COMPLETE')))
+    seen.heat.listed = LISTED
+    seen.instances.fail = exceptions.CloudUnavailable(
+        service='Nova', reason='image upload failed')
     with pytest.raises(exceptions.CloudUnavailable,
-                       match='snapshot reservation-r1 of stack web FAILED: '
-                             'image upload failed'):
+                       match='image upload failed'):
         end(seen, 'snapshot')
     assert seen.heat.made('delete') == []
-    seen.heat.after['snapshot'] = ['COMPLETE']
-    assert end(seen, 'snapshot')['snapshot_id'] == 'snap-2'
-    assert seen.heat.made('snapshot_delete') == [
-        ('snapshot_delete', 'web/s-1', 'snap-1')]
+
+
+# -- on_start: wake -------------------------------------------------------
+
+def hold(seen, **extra):
+    return seen.backend.hold(reservation(on_start='wake', **extra), 'p1',
+                             PARTS, lambda: 'user-session')
+
+
+def test_hold_asks_for_the_stack_as_given_without_waiting(cloud):
+    seen = cloud(ScriptedHeat())
+    answer = hold(seen)
+    [(_kind, fields)] = seen.heat.made('create')
+    # the parts hold nothing before the start: nothing is pinned
+    assert fields['template'] == TEMPLATE
+    assert fields['tags'] == 'climate,reservation:r1,climate:held'
+    assert seen.sessions == ['user-session']
+    assert answer == {'stack_id': 's-2', 'stack_status': 'CREATE_IN_PROGRESS',
+                      'stack_status_reason': None}
+    # Heat is not polled: the periodic pass follows the stack
+    assert seen.heat.made('get') == [('get', 'web')]
+
+
+def test_hold_follows_the_stack_then_shelves_its_servers(cloud):
+    seen = cloud(ScriptedHeat(stack('CREATE_IN_PROGRESS', tags=HELD)))
+    assert hold(seen)['stack_status'] == 'CREATE_IN_PROGRESS'
+    assert seen.instances.calls == []
+    seen.heat.script = ['CREATE_COMPLETE']
+    seen.heat.listed = LISTED
+    answer = hold(seen)
+    assert seen.instances.calls == [('hold', 'r1-srv-a', 'srv-a'),
+                                    ('hold', 'r1-srv-b', 'srv-b'),
+                                    ('hold', 'r1-srv-c', 'srv-c')]
+    assert answer['stack_status'] == 'CREATE_COMPLETE'
+    assert answer['servers'][0] == {'server_id': 'srv-a', 'resource': 'app',
+                                    'status': 'SHELVING', 'error': None}
+    assert seen.heat.made('create') == []
+
+
+def test_a_failed_held_stack_shows_heats_reason_and_is_made_again(cloud):
+    seen = cloud(ScriptedHeat(stack('CREATE_FAILED', 'No valid host',
+                                    tags=HELD)))
+    answer = hold(seen)
+    assert answer == {'stack_id': 's-1', 'stack_status': 'CREATE_FAILED',
+                      'stack_status_reason': 'No valid host'}
+    # its deletion asked, not waited for
+    assert seen.heat.made('delete') == [('delete', 'web/s-1')]
+    assert seen.heat.made('create') == []
+    # being deleted: the failure stays shown (nothing answered)
+    seen.heat.script = ['DELETE_IN_PROGRESS']
+    assert hold(seen) == {}
+    # gone: made again, the last failure said
+    seen.heat.script = [None]
+    answer = hold(seen, stack_status='CREATE_FAILED',
+                  stack_status_reason='No valid host')
+    assert len(seen.heat.made('create')) == 1
+    assert answer['stack_status'] == 'CREATE_IN_PROGRESS'
+    assert answer['stack_status_reason'] == \
+        'made again; the last attempt: No valid host'
+
+
+def test_hold_leaves_a_stack_not_made_for_the_reservation(cloud):
+    seen = cloud(ScriptedHeat(stack('CREATE_COMPLETE', tags=['mine'])))
+    with pytest.raises(exceptions.CloudUnavailable,
+                       match='did not make for reservation r1'):
+        hold(seen)
+    assert seen.heat.made('delete') == seen.heat.made('create') == []
+
+
+def wake_parts():
+    return [dict(PARTS[0], hosts=[(HOST1, 1), (HOST2, 2)]), PARTS[1],
+            {'id': 'r-web', 'resource_type': 'virtual:instance',
+             'hosts': [(HOST2, 2)]}]
+
+
+def test_start_wakes_a_held_stacks_servers_onto_their_slots(cloud):
+    seen = cloud(ScriptedHeat(stack('CREATE_COMPLETE', tags=HELD)))
+    seen.heat.listed = LISTED
+    res = reservation(on_start='wake', needs=NEEDS + [WEB_NEED])
+    answer = seen.backend.start(res, 'p1', wake_parts(),
+                                lambda: 'user-session')
+    # app on its part's first host, the group's two on theirs
+    assert seen.instances.calls == [
+        ('wake', 'r1-srv-a', 'srv-a', 'compute1'),
+        ('wake', 'r1-srv-b', 'srv-b', 'compute2'),
+        ('wake', 'r1-srv-c', 'srv-c', 'compute2')]
+    assert seen.heat.made('create') == []
+    assert [s['status'] for s in answer['servers']] == ['ACTIVE'] * 3
+    assert answer['stack_status'] == 'CREATE_COMPLETE'
+    assert answer['outputs'] == OUTPUTS
+    # a retried start sends each server to the same host
+    again = seen.backend.start(res, 'p1', wake_parts(),
+                               lambda: 'user-session')
+    assert seen.instances.calls[3:] == seen.instances.calls[:3]
+    assert again['servers'] == answer['servers']
+
+
+def test_a_server_without_a_slot_is_said_not_woken(cloud):
+    seen = cloud(ScriptedHeat(stack('CREATE_COMPLETE', tags=HELD)))
+    seen.heat.listed = LISTED
+    answer = seen.backend.start(reservation(on_start='wake'), 'p1',
+                                wake_parts(), lambda: 'user-session')
+    assert [c[1] for c in seen.instances.calls] == ['r1-srv-a']
+    assert answer['servers'][1]['status'] is None
+    assert 'no instance slot of the lease is booked for web' in \
+        answer['servers'][1]['error']
+
+
+def test_a_held_stack_gone_by_the_start_is_made_pinned(cloud):
+    seen = cloud(ScriptedHeat(stack('CREATE_FAILED', 'quota', tags=HELD)))
+    answer = seen.backend.start(reservation(on_start='wake'), 'p1',
+                                wake_parts(), lambda: 'user-session')
+    [(_kind, fields)] = seen.heat.made('create')
+    assert fields['template'] == PINNED
+    assert 'climate:held' not in fields['tags']
+    assert seen.instances.calls == []
+    assert 'servers' not in answer
+
+
+def test_the_end_of_a_held_stack_removes_what_let_its_servers_in(cloud):
+    seen = cloud(ScriptedHeat(stack('CREATE_COMPLETE', tags=HELD)))
+    seen.heat.listed = LISTED
+    end(seen, 'suspend')
+    # the servers stay as Heat suspends them
+    assert seen.instances.calls == [('release', 'r1-srv-a', 'keep'),
+                                    ('release', 'r1-srv-b', 'keep'),
+                                    ('release', 'r1-srv-c', 'keep')]
+    assert seen.heat.made('suspend') == [('suspend', 'web/s-1')]
+
+
+def test_a_held_stack_of_a_lease_deleted_before_its_start_is_deleted(cloud):
+    seen = cloud(ScriptedHeat(stack('CREATE_COMPLETE', tags=HELD)))
+    seen.backend.discard(reservation(stack_id='s-1'), 'p1')
+    assert seen.service_projects == ['p1']
+    assert seen.heat.made('delete') == [('delete', 'web/s-1')]
+    # not waited for: one look, then the delete
+    assert seen.heat.made('get') == [('get', 'web/s-1')]
+    gone = cloud(ScriptedHeat(None))
+    gone.backend.discard(reservation(stack_id='s-1'), 'p1')
+    assert gone.heat.made('delete') == []
+
+
+def test_placement_is_by_top_level_resource_and_slot_order():
+    servers = [{'server_id': 'a', 'resource': 'web'},
+               {'server_id': 'b', 'resource': 'web'},
+               {'server_id': 'c', 'resource': 'web'}]
+    parts = [{'id': 'r-web', 'resource_type': 'virtual:instance',
+              'hosts': [(HOST1, 1), (HOST2, 1)]}]
+    assert heat_backend.placement(servers, [WEB_NEED], parts) == {
+        'a': HOST1, 'b': HOST2, 'c': None}
 
 
 @pytest.mark.parametrize('action', ['delete', 'suspend', 'snapshot'])

@@ -342,3 +342,109 @@ def test_a_started_stack_keeps_its_template_and_changes_its_end(env):
         version='1.4')
     assert resp.status_int == 200, resp.text
     assert split(resp.json['lease'])[0]['on_end'] == 'suspend'
+
+
+# -- on_start: wake -------------------------------------------------------
+
+class HoldingStackBackend(RecordingStackBackend):
+    """A backend acting in a cloud that holds ``wake`` stacks: the first
+    hold asks for the stack, the next ones find its servers shelved."""
+
+    acts_in_cloud = True
+
+    def hold(self, reservation, project_id, parts, user_session):
+        self.calls.append(('hold', reservation['id'],
+                           reservation.get('stack_status')))
+        if reservation.get('stack_status') is None:
+            return {'stack_id': 's-1', 'stack_status': 'CREATE_IN_PROGRESS'}
+        return {'stack_status': 'CREATE_COMPLETE', 'servers': [
+            {'server_id': 'srv-1', 'resource': 'web',
+             'status': 'SHELVED_OFFLOADED', 'error': None}]}
+
+    def start(self, reservation, project_id, parts, user_session):
+        self.calls.append(('hosts', sorted(
+            (p['resource_type'], [(f['hypervisor_hostname'], n)
+                                  for f, n in p.get('hosts') or ()])
+            for p in parts if 'hosts' in p)))
+        return super().start(reservation, project_id, parts, user_session)
+
+    def discard(self, reservation, project_id):
+        self.calls.append(('discard', reservation['id'],
+                           reservation.get('stack_id')))
+
+
+@pytest.fixture
+def holding(env):
+    plugin = env.plugin('virtual:stack')
+    plugin._backend = env.backend = HoldingStackBackend(plugin_conf())
+    return plugin
+
+
+def acted(env, *kinds):
+    return [c for c in env.backend.calls if c[0] in kinds]
+
+
+def test_a_wake_stack_is_made_after_the_create_and_followed_until_start(
+        env, holding):
+    inventory(env)
+    made = lease(env, 'woken', stack(on_start='wake'))
+    owner, parts = split(made)
+    # the prepare after the commit asked for the stack
+    assert acted(env, 'hold') == [('hold', owner['id'], None)]
+    assert owner['stack_status'] == 'CREATE_IN_PROGRESS'
+    # each periodic pass takes the next step
+    assert holding.heal(context.admin_context()) == [owner['id']]
+    owner, _parts = split(base.admin(env, 'GET', '/v1/leases/' + made['id'])
+                          ['lease'])
+    assert owner['stack_status'] == 'CREATE_COMPLETE'
+    assert owner['servers'][0]['status'] == 'SHELVED_OFFLOADED'
+    # nothing new: nothing said changed
+    assert holding.heal(context.admin_context()) == []
+
+
+def test_a_started_wake_stack_is_held_no_more_and_knows_its_hosts(
+        env, holding):
+    inventory(env)
+    made = lease(env, 'woken', stack(on_start='wake'), start='now',
+                 end=fixtures.iso(7200))
+    base.wait_status(env, made['id'], 'ACTIVE', timeout=20)
+    holds = len(acted(env, 'hold'))
+    # the pass after the start leaves the woken servers alone
+    assert holding.heal(context.admin_context()) == []
+    owner, _parts = split(base.admin(env, 'GET', '/v1/leases/' + made['id'])
+                          ['lease'])
+    assert holding._hold(context.admin_context(), made, owner) is False
+    assert len(acted(env, 'hold')) == holds
+    # the start saw where the instance part's slots are
+    [(_kind, hosts)] = acted(env, 'hosts')
+    assert hosts == [('virtual:instance', [('h00', 2)])]
+
+
+def test_a_wake_stack_goes_with_a_lease_deleted_before_its_start(
+        env, holding):
+    inventory(env)
+    made = lease(env, 'gone', stack(on_start='wake'))
+    owner, _parts = split(made)
+    resp = env.request('DELETE', '/v1/leases/' + made['id'])
+    assert resp.status_int == 204, resp.text
+    assert acted(env, 'discard') == [('discard', owner['id'], 's-1')]
+    assert held() == {}
+
+
+def test_a_new_template_of_a_pending_wake_stack_makes_it_again(
+        env, holding):
+    inventory(env)
+    made = lease(env, 'again', stack(on_start='wake'))
+    owner, _parts = split(made)
+    resp = env.request('PUT', '/v1/leases/' + made['id'], body={
+        'reservations': [{'id': owner['id'],
+                          'parameters': {'web_count': 1}}]})
+    assert resp.status_int == 200, resp.text
+    assert acted(env, 'discard', 'hold') == [
+        ('hold', owner['id'], None), ('discard', owner['id'], 's-1'),
+        ('hold', owner['id'], None)]
+    # an on_end change keeps the stack
+    resp = env.request('PUT', '/v1/leases/' + made['id'], body={
+        'reservations': [{'id': owner['id'], 'on_end': 'snapshot'}]})
+    assert resp.status_int == 200, resp.text
+    assert len(acted(env, 'discard')) == 1

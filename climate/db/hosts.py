@@ -14,6 +14,7 @@ statements whatever the inventory size.
 """
 
 import collections
+import functools
 import time
 
 import sqlalchemy as sa
@@ -457,35 +458,91 @@ def host_set_capacity(ctx, host_id, capacity):
 FAR_CHUNKS = (32, 256, None)
 
 
-def _around(session, host_ids, start, end, low, high, mine):
-    """``{host: (busy, prev_end, next_start)}`` of the hosts among
-    ``host_ids`` with a booking (any class) overlapping ``[low, high)``:
-    whether one overlaps ``[start, end)``, the latest end at or before
-    ``start`` and the earliest start at or after ``end`` (None beyond
-    ``low``/``high``).  One grouped statement over the hosts' own ranges
-    of the ``(provider, start, end)`` index, bounded below by the longest
-    booking's length (``climate.db.ledger.overlapping``, one seek)."""
+_at = ledger.time_param
+
+
+def _not_mine_param(with_mine):
+    if not with_mine:
+        return sa.true()
+    return Book.reservation_id != sa.bindparam('mine')
+
+
+# The statements of free_candidates, built once and run with parameters
+# on the session's connection (every create runs them: building them
+# and the ORM's execute cost more than MariaDB's answer).
+
+@functools.lru_cache(maxsize=None)
+def _near_query(with_mine):
+    mine = _not_mine_param(with_mine)
+    return sa.union(
+        sa.select(Book.provider_id).where(
+            mine, Book.end_date > _at('low'), Book.end_date <= _at('start')),
+        sa.select(Book.provider_id).where(
+            mine, Book.span_level.in_(range(ledger.MAX_SPAN_LEVEL + 1)),
+            Book.start_date >= _at('end'), Book.start_date < _at('high')))
+
+
+@functools.lru_cache(maxsize=None)
+def _around_query(with_mine):
+    start, end = _at('start'), _at('end')
     overlapping = sa.and_(Book.start_date < end, Book.end_date > start)
-    query = sa.select(
+    return sa.select(
         Book.provider_id,
         sa.func.max(sa.case((overlapping, 1), else_=0)),
         sa.func.max(sa.case((Book.end_date <= start, Book.end_date))),
         sa.func.min(sa.case((Book.start_date >= end, Book.start_date))),
-    ).where(Book.provider_id.in_(sorted(provider(h) for h in host_ids)),
-            ledger.overlapping(session, low, high),
-            mine).group_by(Book.provider_id)
-    return {int(p): (bool(busy), prev_end, next_start)
-            for p, busy, prev_end, next_start in session.execute(query)}
+    ).where(Book.provider_id.in_(sa.bindparam('providers', expanding=True)),
+            # ledger.overlapping of [low, high) bounded below by 'after'
+            Book.start_date > _at('after'), Book.start_date < _at('high'),
+            Book.end_date > _at('low'),
+            _not_mine_param(with_mine)).group_by(Book.provider_id)
 
 
-def _up(session, host_ids, limit=None):
-    """Which of ``host_ids`` are reservable, lowest ids first."""
+@functools.lru_cache(maxsize=None)
+def _up_query(limited):
     query = sa.select(Host.id).where(
-        Host.id.in_(sorted(host_ids)), Host.reservable.is_(True),
-        Host.disabled.is_(False)).order_by(Host.id)
-    if limit is not None:
-        query = query.limit(limit)
-    return session.execute(query).scalars().all()
+        Host.id.in_(sa.bindparam('ids', expanding=True)),
+        Host.reservable.is_(True), Host.disabled.is_(False)).order_by(
+        Host.id)
+    return query.limit(sa.bindparam('limit')) if limited else query
+
+
+class _Window:
+    """What the reads of one :func:`free_candidates` share: the window,
+    the stretch around it, the bound below of the bookings overlapping
+    that stretch (one seek) and the reservation left out."""
+
+    def __init__(self, session, start, end, horizon, exclude_reservation):
+        self.connection = session.connection()
+        self.mine = exclude_reservation is not None
+        self.params = {
+            'start': start, 'end': end, 'low': start - horizon,
+            'high': end + horizon, 'mine': exclude_reservation,
+            'after': ledger.started_after(session, start - horizon)}
+
+    def near(self):
+        """Providers (any kind) with a booking ending within the horizon
+        before the window or starting within it after the window."""
+        return self.connection.execute(_near_query(self.mine),
+                                       self.params).scalars()
+
+    def around(self, host_ids):
+        """``{host: (busy, prev_end, next_start)}`` of the hosts among
+        ``host_ids`` with a booking (any class) overlapping the stretch:
+        whether one overlaps the window, the latest end at or before its
+        start and the earliest start at or after its end (None beyond the
+        stretch).  One grouped statement over the hosts' own ranges of
+        the ``(provider, start, end)`` index."""
+        rows = self.connection.execute(_around_query(self.mine), dict(
+            self.params, providers=sorted(provider(h) for h in host_ids)))
+        return {int(p): (bool(busy), prev_end, next_start)
+                for p, busy, prev_end, next_start in rows}
+
+    def up(self, host_ids, limit=None):
+        """Which of ``host_ids`` are reservable, lowest ids first."""
+        return self.connection.execute(
+            _up_query(limit is not None),
+            {'ids': sorted(host_ids), 'limit': limit}).scalars().all()
 
 
 def free_candidates(ctx, host_ids, start, end, limit, horizon,
@@ -518,26 +575,17 @@ def free_candidates(ctx, host_ids, start, end, limit, horizon,
     ids = sorted(set(host_ids) - set(exclude_hosts))
     if not ids:
         return [], 0
-    low, high = start - horizon, end + horizon
-    mine = _not_mine(exclude_reservation)
     wanted = set(ids)
-    # every provider's, not only the matching hosts': the ranges are what
-    # bound this read, and an IN list of thousands of ids costs more than
-    # it saves
-    near_query = sa.union(
-        sa.select(Book.provider_id).where(
-            mine, Book.end_date > low, Book.end_date <= start),
-        sa.select(Book.provider_id).where(
-            mine, Book.span_level.in_(range(ledger.MAX_SPAN_LEVEL + 1)),
-            Book.start_date >= end, Book.start_date < high))
     ranked = []
     with db_api.reader(ctx) as session:
-        near = {h for h in (_host_of(p) for p in
-                            session.execute(near_query).scalars())
-                if h in wanted}
+        window = _Window(session, start, end, horizon, exclude_reservation)
+        # every provider's, not only the matching hosts': the ranges are
+        # what bound this read, and an IN list of thousands of ids costs
+        # more than it saves
+        near = {h for h in map(_host_of, window.near()) if h in wanted}
         if near:
-            around = _around(session, near, start, end, low, high, mine)
-            up = set(_up(session, near))
+            around = window.around(near)
+            up = set(window.up(near))
             ranked = sorted(
                 (sched.Candidate(h, prev_end, next_start)
                  for h, (busy, prev_end, next_start) in around.items()
@@ -556,11 +604,11 @@ def free_candidates(ctx, host_ids, start, end, limit, horizon,
             position += len(chunk)
             # a host here with a booking in (low, high) has one over the
             # window: it is busy
-            busy = _around(session, chunk, start, end, low, high, mine)
+            busy = window.around(chunk)
             clear = [h for h in chunk if h not in busy]
             if clear:
-                far.extend(sched.Candidate(h) for h in _up(
-                    session, clear, missing - len(far)))
+                far.extend(sched.Candidate(h) for h in window.up(
+                    clear, missing - len(far)))
     rows = (ranked + far)[:limit]
     return [tuple(c) for c in rows], len(ranked) + len(far)
 
@@ -598,11 +646,13 @@ def busy_intervals(ctx, host_ids, time_from, time_to=None,
     return busy
 
 
-def lock_hosts(ctx, host_ids):
+def lock_hosts(ctx, host_ids, inventories=None):
     """Lock the rows of ``host_ids`` (in id order: no lock-order
     deadlocks between allocators), then the ledger inventory rows of
     those still reservable (the ledger's order, ``climate.db.ledger.lock``);
-    returns the ids still reservable.
+    returns the ids still reservable.  ``inventories``: a dict updated
+    with the locked ledger rows (``{provider: {class: Inventory}}``), for
+    :func:`allocations_add` of the hosts then found free.
 
     Host rows first, ledger rows second, as every writer that takes both
     (a host delete) does; an instance booking takes the ledger rows
@@ -613,7 +663,9 @@ def lock_hosts(ctx, host_ids):
             Host.id.in_(sorted(host_ids)), Host.reservable.is_(True),
             Host.disabled.is_(False)).order_by(Host.id).with_for_update()
         ).scalars())
-        ledger.lock(session, [provider(h) for h in locked])
+        held = ledger.lock(session, [provider(h) for h in locked])
+        if inventories is not None:
+            inventories.update(held)
         return locked
 
 
@@ -629,16 +681,20 @@ def overlapping_hosts(ctx, host_ids, start, end, exclude_reservation=None):
             exclude_reservation)}
 
 
-def allocations_add(ctx, reservation_id, lease_id, host_ids, start, end):
+def allocations_add(ctx, reservation_id, lease_id, host_ids, start, end,
+                    locked=None):
     """Book ``host_ids`` whole for the reservation over ``[start, end)``
     (``climate.db.ledger.book``: locked and re-checked, so an instance
-    slot booked meanwhile makes it a Conflict, never an overbooking)."""
+    slot booked meanwhile makes it a Conflict, never an overbooking).
+    ``locked``: the inventories :func:`lock_hosts` gave of hosts the
+    caller then found free (:func:`overlapping_hosts`) in this
+    transaction; they are not locked and read again."""
     if not host_ids:
         return
     with db_api.writer(ctx) as session:
         ledger.book(session, reservation_id, lease_id,
                     [ledger.Request(provider(h), ledger.WHOLE, 1)
-                     for h in sorted(host_ids)], start, end)
+                     for h in sorted(host_ids)], start, end, locked=locked)
 
 
 _ALLOC_COLUMNS = (Book.id, Book.reservation_id, Book.lease_id,

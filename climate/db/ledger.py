@@ -65,6 +65,7 @@ deadlock (``retry_on_deadlock``).
 
 import collections
 import datetime
+import functools
 import threading
 import uuid
 
@@ -188,16 +189,23 @@ def _locking(query):
     return query.with_for_update()
 
 
+@functools.lru_cache(maxsize=None)
+def _lock_query(locking):
+    # built once (per LOCKING, which only the concurrency tests change):
+    # every booking runs it
+    query = sa.select(*_INV_COLUMNS).where(Inv.provider_id.in_(
+        sa.bindparam('providers', expanding=True))).order_by(
+        Inv.provider_id, Inv.resource_class)
+    return _locking(query) if locking else query
+
+
 def _lock(session, provider_ids):
     """Lock the inventory rows of ``provider_ids`` (provider, then class
     order) and return them: ``{provider: {class: Inventory}}``."""
     if not provider_ids:
         return {}
-    query = _locking(sa.select(*_INV_COLUMNS).where(
-        Inv.provider_id.in_(sorted(set(provider_ids)))).order_by(
-        Inv.provider_id, Inv.resource_class))
-    return _by_provider(session.execute(query))
-
+    return _by_provider(session.connection().execute(
+        _lock_query(LOCKING), {'providers': sorted(set(provider_ids))}))
 
 def started_after(session, when):
     """The earliest start a booking overlapping a window from ``when`` on
@@ -236,6 +244,14 @@ def start_bound(when, level):
         return _OLDEST
 
 
+def time_param(name):
+    """A bound datetime parameter, for statements built once and run with
+    parameters on the session's connection: building a statement and
+    running it through the ORM cost more than the statement itself on
+    the paths of every create (host choice, quota check)."""
+    return sa.bindparam(name, type_=sa.DateTime())
+
+
 def overlapping(session, start, end, after=None):
     """WHERE clause: the bookings overlapping ``[start, end)``, for a read
     of some providers' own index ranges, bounded below by ``after``
@@ -246,19 +262,33 @@ def overlapping(session, start, end, after=None):
                    Book.end_date > start)
 
 
-def _booked(session, provider_ids, start, end, exclude_reservation=None):
-    """``{provider: {class: [Booking]}}`` over ``[start, end)`` on
-    providers the caller locked, as committed now (one query)."""
-    if not provider_ids:
-        return {}
+@functools.lru_cache(maxsize=None)
+def _booked_query(excluding):
     query = sa.select(Book.provider_id, Book.resource_class,
                       Book.start_date, Book.end_date, Book.amount).where(
-        Book.provider_id.in_(sorted(set(provider_ids))),
-        overlapping(session, start, end))
-    if exclude_reservation is not None:
-        query = query.where(Book.reservation_id != exclude_reservation)
+        Book.provider_id.in_(sa.bindparam('providers', expanding=True)),
+        # overlapping(), with its bound below as a parameter
+        Book.start_date > time_param('after'),
+        Book.start_date < time_param('end'),
+        Book.end_date > time_param('start'))
+    if excluding:
+        query = query.where(Book.reservation_id != sa.bindparam('mine'))
+    return query
+
+
+def _booked(session, provider_ids, start, end, exclude_reservation=None):
+    """``{provider: {class: [Booking]}}`` over ``[start, end)`` on
+    providers the caller locked, as committed now (one query, on the
+    session's connection: built once, it runs on every booking)."""
+    if not provider_ids:
+        return {}
+    rows = session.connection().execute(
+        _booked_query(exclude_reservation is not None), {
+            'providers': sorted(set(provider_ids)),
+            'after': started_after(session, start), 'start': start,
+            'end': end, 'mine': exclude_reservation})
     booked = {}
-    for provider, cls, b_start, b_end, amount in session.execute(query):
+    for provider, cls, b_start, b_end, amount in rows:
         booked.setdefault(provider, {}).setdefault(cls, []).append(
             capacity.Booking(b_start, b_end, amount))
     return booked
@@ -337,7 +367,7 @@ def _insert(session, reservation_id, lease_id, expanded, start, end):
 # -- booking ------------------------------------------------------------------
 
 def book(session, reservation_id, lease_id, requests, start, end,
-         exclude_reservation=None):
+         exclude_reservation=None, locked=None):
     """Book ``requests`` (:class:`Request` tuples) for a reservation over
     ``[start, end)``, in the caller's transaction, or raise Conflict.
 
@@ -347,6 +377,11 @@ def book(session, reservation_id, lease_id, requests, start, end,
     class; unit bounds (max_unit...) are the search's concern
     (:func:`place`).
 
+    :param locked: ``{provider: {class: Inventory}}`` of providers the
+        caller locked in this transaction (:func:`lock`) and found
+        without any booking over the window (:func:`busy_providers`).
+        When it holds every provider asked for, they are neither locked
+        nor read again: the rule is re-checked against nothing booked.
     :returns: ``{(provider, class): amount}`` booked, a whole provider
         expanded into its classes.
     :raises Conflict: with ``provider``, ``resource_class`` and ``at``
@@ -355,9 +390,12 @@ def book(session, reservation_id, lease_id, requests, start, end,
     _check_window(start, end)
     wanted = _wanted(requests)
     providers = sorted({provider for provider, _cls in wanted})
-    inventories = _lock(session, providers)
+    if locked is not None and all(p in locked for p in providers):
+        inventories, booked = locked, {}
+    else:
+        inventories = _lock(session, providers)
+        booked = _booked(session, providers, start, end, exclude_reservation)
     expanded = _expand(wanted, inventories)
-    booked = _booked(session, providers, start, end, exclude_reservation)
     _recheck(expanded, inventories, booked, start, end)
     _insert(session, reservation_id, lease_id, expanded, start, end)
     return expanded

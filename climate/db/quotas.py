@@ -85,16 +85,13 @@ def every(session):
 
 
 _UNREAD = object()
+_param = ledger.time_param
 
 
 def _after(session, start, level):
     if level is _UNREAD:
         level = ledger.longest_level(session)
     return ledger.start_bound(start, level)
-
-
-def _param(name):
-    return sa.bindparam(name, type_=sa.DateTime())
 
 
 # Statements built once per database kind and shape, run with parameters:

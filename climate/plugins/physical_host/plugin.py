@@ -391,6 +391,9 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         when fewer than ``need`` can be had."""
         accepted = []
         skip = set(skip)
+        # the ledger rows locked on the way, so that booking the hosts
+        # found free under that lock does not lock and read them again
+        inventories = {}
         for _round in range(ALLOCATION_ROUNDS):
             missing = want - len(accepted)
             if missing <= 0:
@@ -405,7 +408,7 @@ class PhysicalHostPlugin(base.ResourcePlugin):
                 break
             # ranked by the choice rule already
             chosen = [row[0] for row in rows]
-            locked = db_hosts.lock_hosts(ctx, chosen)
+            locked = db_hosts.lock_hosts(ctx, chosen, inventories)
             lost = (set(chosen) - locked) | db_hosts.overlapping_hosts(
                 ctx, locked, start, end, exclude_reservation)
             accepted.extend(h for h in chosen if h not in lost)
@@ -414,8 +417,11 @@ class PhysicalHostPlugin(base.ResourcePlugin):
                 break
         if len(accepted) < need:
             return None
-        db_hosts.allocations_add(ctx, reservation_id, lease_id, accepted,
-                                 start, end)
+        # with a reservation left out (an update), its own bookings on
+        # the hosts were not seen: let the ledger read them
+        db_hosts.allocations_add(
+            ctx, reservation_id, lease_id, accepted, start, end,
+            locked=inventories if exclude_reservation is None else None)
         return accepted
 
     def _not_enough(self, ctx, matching, count, start, end,

@@ -456,6 +456,10 @@ def host_set_capacity(ctx, host_id, capacity):
 #: Sizes of the successive batches of hosts (lowest ids first) the "free
 #: far around" search examines; None: all the rest.
 FAR_CHUNKS = (32, 256, None)
+#: Hosts near the window checked for a booking over it at first (in the
+#: rule's order; at least twice the hosts wanted, four times more each
+#: further batch).
+NEAR_BATCH = 16
 
 
 _at = ledger.time_param
@@ -472,30 +476,30 @@ def _not_mine_param(with_mine):
 # and the ORM's execute cost more than MariaDB's answer).
 
 @functools.lru_cache(maxsize=None)
-def _near_query(with_mine):
-    mine = _not_mine_param(with_mine)
-    return sa.union(
-        sa.select(Book.provider_id).where(
-            mine, Book.end_date > _at('low'), Book.end_date <= _at('start')),
-        sa.select(Book.provider_id).where(
-            mine, Book.span_level.in_(range(ledger.MAX_SPAN_LEVEL + 1)),
-            Book.start_date >= _at('end'), Book.start_date < _at('high')))
+def _ended_query(with_mine):
+    # one range of the (end, start, provider) index
+    return sa.select(Book.provider_id, sa.func.max(Book.end_date)).where(
+        _not_mine_param(with_mine), Book.end_date > _at('low'),
+        Book.end_date <= _at('start')).group_by(Book.provider_id)
 
 
 @functools.lru_cache(maxsize=None)
-def _around_query(with_mine):
-    start, end = _at('start'), _at('end')
-    overlapping = sa.and_(Book.start_date < end, Book.end_date > start)
-    return sa.select(
-        Book.provider_id,
-        sa.func.max(sa.case((overlapping, 1), else_=0)),
-        sa.func.max(sa.case((Book.end_date <= start, Book.end_date))),
-        sa.func.min(sa.case((Book.start_date >= end, Book.start_date))),
-    ).where(Book.provider_id.in_(sa.bindparam('providers', expanding=True)),
-            # ledger.overlapping of [low, high) bounded below by 'after'
-            Book.start_date > _at('after'), Book.start_date < _at('high'),
-            Book.end_date > _at('low'),
-            _not_mine_param(with_mine)).group_by(Book.provider_id)
+def _starting_query(with_mine):
+    # one range of the (span_level, start, ...) index per level
+    return sa.select(Book.provider_id, sa.func.min(Book.start_date)).where(
+        _not_mine_param(with_mine),
+        Book.span_level.in_(range(ledger.MAX_SPAN_LEVEL + 1)),
+        Book.start_date >= _at('end'), Book.start_date < _at('high')
+    ).group_by(Book.provider_id)
+
+
+@functools.lru_cache(maxsize=None)
+def _busy_query(with_mine):
+    return sa.select(Book.provider_id).distinct().where(
+        Book.provider_id.in_(sa.bindparam('providers', expanding=True)),
+        # ledger.overlapping of the window, bounded below by 'after'
+        Book.start_date > _at('after'), Book.start_date < _at('end'),
+        Book.end_date > _at('start'), _not_mine_param(with_mine))
 
 
 @functools.lru_cache(maxsize=None)
@@ -520,23 +524,31 @@ class _Window:
             'high': end + horizon, 'mine': exclude_reservation,
             'after': ledger.started_after(session, start - horizon)}
 
-    def near(self):
-        """Providers (any kind) with a booking ending within the horizon
-        before the window or starting within it after the window."""
-        return self.connection.execute(_near_query(self.mine),
-                                       self.params).scalars()
+    def near(self, wanted):
+        """``{host: [prev_end, next_start]}`` of the hosts among
+        ``wanted`` with a booking ending within the horizon before the
+        window (the latest such end) or starting within it after the
+        window (the earliest such start).  Every provider's are read, not
+        only the wanted hosts': the ranges are what bound the reads, and
+        an IN list of thousands of ids costs more than it saves."""
+        near = {}
+        for query, side in ((_ended_query, 0), (_starting_query, 1)):
+            for provider_id, when in self.connection.execute(
+                    query(self.mine), self.params):
+                host = _host_of(provider_id)
+                if host in wanted:
+                    near.setdefault(host, [None, None])[side] = when
+        return near
 
-    def around(self, host_ids):
-        """``{host: (busy, prev_end, next_start)}`` of the hosts among
-        ``host_ids`` with a booking (any class) overlapping the stretch:
-        whether one overlaps the window, the latest end at or before its
-        start and the earliest start at or after its end (None beyond the
-        stretch).  One grouped statement over the hosts' own ranges of
-        the ``(provider, start, end)`` index."""
-        rows = self.connection.execute(_around_query(self.mine), dict(
-            self.params, providers=sorted(provider(h) for h in host_ids)))
-        return {int(p): (bool(busy), prev_end, next_start)
-                for p, busy, prev_end, next_start in rows}
+    def busy(self, host_ids, stretch=False):
+        """Which of ``host_ids`` hold a booking (any class) over the
+        window (over the stretch around it, with ``stretch``)."""
+        params = dict(self.params,
+                      providers=sorted(provider(h) for h in host_ids))
+        if stretch:
+            params.update(start=params['low'], end=params['high'])
+        return {int(p) for p in self.connection.execute(
+            _busy_query(self.mine), params).scalars()}
 
     def up(self, host_ids, limit=None):
         """Which of ``host_ids`` are reservable, lowest ids first."""
@@ -551,22 +563,23 @@ def free_candidates(ctx, host_ids, start, end, limit, horizon,
     filter, see :func:`matching_host_ids`) free over ``[start, end)``, in
     the order of ``climate.scheduling.hosts.choose`` with ``horizon`` (the
     unit tests hold the two to each other): ``(candidates, count)``, with
-    ``count`` the number of free hosts found (all of them when fewer than
-    ``limit``).
+    ``count`` the number of free hosts found: at least ``limit``, or all
+    of them when fewer.
 
-    A bounded number of statements whatever the number of hosts (five,
-    and two more per further batch of step 3, rarely needed), none
+    A bounded number of statements whatever the number of hosts, none
     reading more than the bookings near the window:
 
     1. the hosts with a booking (any class) ending within ``horizon``
-       before the window or starting within ``horizon`` after it: two
-       exact index ranges of the ledger's bookings (by end; by start,
-       one range per ``span_level``), intersected with ``host_ids`` here;
-    2. for those, whether a booking overlaps the window, the latest end
-       before it and the earliest start after it (:func:`_around`: a
-       seek and one grouped statement over their own index ranges), and
-       which are reservable.  The free ones rank by their finite slack
+       before the window (with the latest such end) or starting within
+       ``horizon`` after it (with the earliest such start): two grouped
+       reads of exact index ranges of the ledger's bookings (by end; by
+       start, one range per ``span_level``), intersected with
+       ``host_ids`` here.  They rank by their finite slack
        (``climate.scheduling.hosts``);
+    2. in that order, a batch at a time (:data:`NEAR_BATCH`, four times
+       larger each time: usually one), which of them hold a booking over
+       the window (a seek and one read of their own index ranges) and
+       which are reservable, until ``limit`` are free or none is left;
     3. if they are not enough, the lowest-id other hosts with no booking
        within ``horizon`` of the window (free, both sides open: the last
        in the rule's order) that are reservable, a batch of ids at a
@@ -575,23 +588,24 @@ def free_candidates(ctx, host_ids, start, end, limit, horizon,
     ids = sorted(set(host_ids) - set(exclude_hosts))
     if not ids:
         return [], 0
-    wanted = set(ids)
     ranked = []
     with db_api.reader(ctx) as session:
         window = _Window(session, start, end, horizon, exclude_reservation)
-        # every provider's, not only the matching hosts': the ranges are
-        # what bound this read, and an IN list of thousands of ids costs
-        # more than it saves
-        near = {h for h in map(_host_of, window.near()) if h in wanted}
-        if near:
-            around = window.around(near)
-            up = set(window.up(near))
-            ranked = sorted(
-                (sched.Candidate(h, prev_end, next_start)
-                 for h, (busy, prev_end, next_start) in around.items()
-                 if not busy and h in up),
-                key=lambda c: (sched.slack(c, start, end, horizon),
-                               c.host_id))
+        near = window.near(set(ids))
+        order = sorted(
+            (sched.Candidate(h, prev_end, next_start)
+             for h, (prev_end, next_start) in near.items()),
+            key=lambda c: (sched.slack(c, start, end, horizon), c.host_id))
+        position, size = 0, max(NEAR_BATCH, 2 * limit)
+        while len(ranked) < limit and position < len(order):
+            batch = order[position:position + size]
+            position += len(batch)
+            size *= 4
+            batch_ids = [c.host_id for c in batch]
+            busy = window.busy(batch_ids)
+            up = set(window.up(batch_ids))
+            ranked.extend(c for c in batch
+                          if c.host_id not in busy and c.host_id in up)
         missing = limit - len(ranked)
         far = []
         rest = [h for h in ids if h not in near]
@@ -602,9 +616,9 @@ def free_candidates(ctx, host_ids, start, end, limit, horizon,
             chunk = rest[position:None if size is None else
                          position + size]
             position += len(chunk)
-            # a host here with a booking in (low, high) has one over the
-            # window: it is busy
-            busy = window.around(chunk)
+            # a host here with a booking over the stretch has one over
+            # the window: it is busy
+            busy = window.busy(chunk, stretch=True)
             clear = [h for h in chunk if h not in busy]
             if clear:
                 far.extend(sched.Candidate(h) for h in window.up(

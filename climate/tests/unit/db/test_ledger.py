@@ -83,6 +83,32 @@ def test_book_within_capacity_and_conflict_names_provider_class_instant(ctx):
         'UTC: 8 of 8 are booked then and 1 more are asked')
 
 
+def test_book_with_providers_locked_and_found_free_reads_nothing_again(ctx):
+    host(ctx, 'h1', vcpus=4)
+    host(ctx, 'h2', vcpus=4)
+    lease_id, res_id = reservation(ctx)
+    with db_api.writer(ctx) as session:
+        locked = ledger.lock(session, ['h1'])
+        assert not ledger.busy_providers(session, ['h1'], at(0), at(1))
+        # the lock and the bookings read are not repeated: one insert
+        # (and the lease's project, read once per transaction)
+        assert _statements(ctx, lambda: ledger.book(
+            session, res_id, lease_id, [R('h1', HOST, 1)], at(0), at(1),
+            locked=locked)) == 2
+        # more than the provider has is refused all the same
+        with pytest.raises(exceptions.Conflict, match='not enough VCPU'):
+            ledger.book(session, res_id, lease_id, [R('h1', 'VCPU', 5)],
+                        at(2), at(3), locked=locked)
+        # a provider not among the locked ones is locked and read
+        assert _statements(ctx, lambda: ledger.book(
+            session, res_id, lease_id, [R('h1', 'VCPU', 1),
+                                        R('h2', 'VCPU', 1)],
+            at(2), at(3), locked=locked)) == 4
+    assert {(p, c) for p, c, *_rest in held(ctx, res_id)} == {
+        ('h1', HOST), ('h1', 'VCPU'), ('h1', 'MEMORY_MB'), ('h1', 'DISK_GB'),
+        ('h2', 'VCPU')}
+
+
 def test_a_refused_booking_writes_nothing(ctx):
     host(ctx, 'h1', vcpus=4)
     host(ctx, 'h2', vcpus=4)

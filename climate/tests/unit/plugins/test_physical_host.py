@@ -288,13 +288,14 @@ def test_concurrent_creates_never_double_book(env):
     assert bad == []
 
 
-def test_sql_ranking_is_the_choice_rule(env):
+def test_sql_ranking_is_the_choice_rule(env, monkeypatch):
     """db.hosts.free_candidates ranks as scheduling.hosts.choose does."""
     import random
 
     from climate.db import hosts as db_hosts
     from climate.scheduling import hosts as sched
 
+    monkeypatch.setattr(db_hosts, 'NEAR_BATCH', 2)
     add_hosts(env, 8)
     rng = random.Random(3)
     for i in range(30):
@@ -328,6 +329,14 @@ def test_sql_ranking_is_the_choice_rule(env):
                 min(after) if after else None))
         assert [r[0] for r in rows] == sched.choose(
             candidates, start, end, 100, horizon), (start, end)
+        # fewer wanted: the best of them, the near hosts checked for a
+        # booking over the window a batch at a time (of 2 here)
+        for limit in (1, 2, 3):
+            few, count = db_hosts.free_candidates(ctx, ids, start, end,
+                                                  limit, horizon)
+            assert [r[0] for r in few] == sched.choose(
+                candidates, start, end, limit, horizon), (start, limit)
+            assert count >= min(limit, len(candidates))
         assert free == len(candidates)
         # hosts free far around the window come last, by id
         far = [r[0] for r in rows if r[1] is None and r[2] is None]

@@ -1,14 +1,16 @@
 """``virtual:stack`` on the harness's real Heat, Nova, Cinder and Neutron
 (``[stacks] inventory = heat``), through Climate's API, as a project user.
 
-A template of two servers in a resource group, a volume and a floating IP
+A template of servers in a resource group, a volume and a floating IP
 of ``public``: the lease books three parts (instance slots on the
 registered hosts, gigabytes on a Cinder pool, the registered address).
 At the start Heat makes the stack as the user, pinned to them: the
 servers run with the reservation's flavor on the reserved hosts, the
 volume has the reservation's volume type, the floating IP is the
 reserved address.  The reservation shows the stack's id, status and
-outputs.  At the end the stack, its servers, volume and floating IP are
+outputs.  Scaled from one server to two while active, the instance part
+grows in place and Heat updates the stack (UPDATE_COMPLETE), the new
+server on the reserved capacity too.  At the end the stack, its servers, volume and floating IP are
 gone.  A template Heat refuses is a 400 with Heat's reason, nothing
 written.
 
@@ -97,13 +99,13 @@ def test_a_stack_is_made_pinned_at_the_start_and_removed_at_the_end(
         'events': [], 'reservations': [{
             'resource_type': 'virtual:stack', 'stack_name': 'climate-it-web',
             'template': template(public, 'm1.tiny', cloud.info['image']),
-            'parameters': {'count': 2}}]})
+            'parameters': {'count': 1}}]})
     assert resp.status_code == 201, resp.text
     lease = resp.json()['lease']
     stack, parts = parts_of(lease)
     assert sorted(parts) == ['virtual:floatingip', 'virtual:instance',
                              'virtual:volume']
-    assert parts['virtual:instance']['amount'] == 2
+    assert parts['virtual:instance']['amount'] == 1
     assert parts['virtual:floatingip']['floatingips'] == [FREE[0]]
     assert stack['free'] == [{'resource': 'sg',
                               'type': 'OS::Neutron::SecurityGroup'}]
@@ -111,12 +113,38 @@ def test_a_stack_is_made_pinned_at_the_start_and_removed_at_the_end(
     lease = api.wait_status(tokens['demo'], lease['id'], 'ACTIVE',
                             timeout=300)
     active = time.monotonic()
+    heat = Heat(cloud, 'demo')
     stack, parts = parts_of(lease)
     assert stack['stack_status'] == 'CREATE_COMPLETE', stack
+    first = {o['output_key']: o['output_value'] for o in stack['outputs']}
+    assert len(first['servers']) == 1, first
+
+    # the started stack scaled from one server to two: its instance part
+    # grows in place, then Climate updates the stack as the user
+    resp = api.call('PUT', '/v1/leases/%s' % lease['id'], tokens['demo'], {
+        'reservations': [{'id': stack['id'], 'parameters': {'count': 2}}]})
+    assert resp.status_code == 200, resp.text
+    asked = time.monotonic()
+    grown, grown_parts = parts_of(resp.json()['lease'])
+    assert grown_parts['virtual:instance']['id'] == \
+        parts['virtual:instance']['id']
+    assert grown_parts['virtual:instance']['amount'] == 2
+    assert grown['stack_status'] in ('UPDATE_IN_PROGRESS',
+                                     'UPDATE_COMPLETE'), grown
+
+    def updated():
+        found, _parts = parts_of(api.lease(tokens['demo'], lease['id']))
+        assert found['stack_status'] in ('UPDATE_IN_PROGRESS',
+                                         'UPDATE_COMPLETE'), found
+        return found['stack_status'] == 'UPDATE_COMPLETE' and found
+    stack = wait_for(updated, WAIT, interval=0.5,
+                     message='the stack updated')
+    updated_at = time.monotonic()
+    assert heat.stack('climate-it-web')['stack_status'] == \
+        'UPDATE_COMPLETE'
     outputs = {o['output_key']: o['output_value']
                for o in stack['outputs']}
     # Heat shows the user the same stack, in the project
-    heat = Heat(cloud, 'demo')
     shown = heat.stack('climate-it-web')
     assert shown['id'] == stack['stack_id']
     assert {'climate', 'reservation:' + stack['id']} <= set(
@@ -149,8 +177,9 @@ def test_a_stack_is_made_pinned_at_the_start_and_removed_at_the_end(
         wait_for(lambda: compute.gone(server_id), WAIT,
                  message='server %s deleted' % server_id)
     assert not neutron.fips(FREE[0])
-    print('\nstack: ACTIVE %.1f s after the create, ended in %.1f s' % (
-        active - t0, ended - active))
+    print('\nstack: ACTIVE %.1f s after the create, updated to two '
+          'servers %.1f s after the lease update, ended in %.1f s' % (
+              active - t0, updated_at - asked, ended - updated_at))
 
 
 def test_a_template_heat_refuses_is_a_400_with_its_reason(

@@ -18,11 +18,14 @@ written.
 stack is made after the create and its servers are SHELVED_OFFLOADED
 before the start, ACTIVE on the instance part's hosts after it; at the
 end an image of each server is in Glance, the project's, and the stack
-is gone.
+is gone.  The instance part's flavor boots nothing while the woken
+servers hold its slots (its Placement units all reserved).
 """
 
 import time
 
+from climate.plugins.virtual_instance.backends import base as \
+    instance_backend
 from climate.tests.functional.procs import wait_for
 from climate.tests.integration import compute as compute_mod
 from climate.tests.integration.identity import assert_error
@@ -241,7 +244,7 @@ def test_an_autoscaling_group_reserves_its_maximum_and_updates_fit_or_409(
 
 
 def test_a_wake_stack_sleeps_shelved_until_the_start_and_keeps_images(
-        cloud, api, tokens, compute):
+        cloud, api, tokens, compute, placement):
     """``on_start: wake``: the stack is made after the create and its
     servers (a resource group's, nested) are SHELVED_OFFLOADED before the
     start; the start unshelves them onto the instance part's hosts.
@@ -303,6 +306,14 @@ def test_a_wake_stack_sleeps_shelved_until_the_start_and_keeps_images(
         server = compute.admin.servers.get(server_id)
         assert server.status == 'ACTIVE', server_id
         assert compute.host_of(server) in reserved, (server_id, reserved)
+    # the woken servers hold the part's slots: its flavor's units are all
+    # reserved, so the project cannot boot two more servers with it
+    part_id = parts['virtual:instance']['id']
+    rc = instance_backend.resource_class(part_id)
+    units = [placement.inventories(rp['uuid'])[1][rc]
+             for rp in placement.providers(member_of=part_id)]
+    assert sum(u['total'] for u in units) == 2, units
+    assert all(u['reserved'] == u['total'] for u in units), units
 
     lease = api.end_now(tokens['demo'], lease['id'], timeout=240)
     ended = time.monotonic()

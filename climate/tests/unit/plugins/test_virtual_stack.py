@@ -325,12 +325,12 @@ def test_deleting_the_lease_frees_every_part(env):
     assert held() == {}
 
 
-def started(env, web_count=1, **extra):
+def started(env, web_count=1, name='started', **extra):
     """An active lease of the stack with ``web_count`` servers (the end
     two hours away: the before-end notice, an hour before the end, would
     otherwise run during the test)."""
-    made = lease(env, 'started', stack(parameters={'web_count': web_count},
-                                       **extra),
+    made = lease(env, name, stack(parameters={'web_count': web_count},
+                                  **extra),
                  start='now', end=fixtures.iso(7200))
     return base.wait_status(env, made['id'], 'ACTIVE', timeout=20)
 
@@ -602,3 +602,22 @@ def test_a_new_template_of_a_pending_wake_stack_makes_it_again(
         'reservations': [{'id': owner['id'], 'on_end': 'snapshot'}]})
     assert resp.status_int == 200, resp.text
     assert len(acted(env, 'discard')) == 1
+
+
+def test_only_a_wake_stacks_instance_part_starts_with_its_slots_held(
+        env, holding, monkeypatch):
+    """The woken servers hold the instance part's slots with their own
+    flavor: the part's start tells the instance backend so (its flavor's
+    Placement inventory is kept closed); a create stack's part is open
+    to the servers Heat boots with its flavor."""
+    inventory(env, hosts=2, addresses=('172.24.4.10', '172.24.4.11'))
+    backend = env.plugin('virtual:instance').backend
+    seen = {}
+
+    def start(view, *args):
+        seen[view['id']] = view.get('slots_held')
+        return type(backend).start(backend, view, *args)
+    monkeypatch.setattr(backend, 'start', start)
+    woken = split(started(env, on_start='wake'))[1]['virtual:instance']
+    made = split(started(env, name='made'))[1]['virtual:instance']
+    assert seen == {woken['id']: True, made['id']: False}

@@ -640,8 +640,11 @@ class HeatStackBackend(base.StackBackend):
         cause = '%s: %s' % (failed.get('resource_name'),
                             failed['resource_status_reason']) \
             if failed else 'Heat gave no reason'
-        return 'the update failed (%s); Heat rolled the stack back to the ' \
-            'template before it: %s' % (cause, reason)
+        if status == 'ROLLBACK_COMPLETE':
+            return 'the update failed (%s); Heat rolled the stack back to ' \
+                'the template before it: %s' % (cause, reason)
+        return 'the update failed (%s); Heat\'s rollback to the template ' \
+            'before it is %s: %s' % (cause, status, reason)
 
     def _wake(self, heat, reservation, project_id, stack, parts,
               user_session):

@@ -520,6 +520,17 @@ def test_an_update_heat_rolled_back_says_why_it_failed(cloud):
     assert 'outputs' not in answer and seen.heat.made('update') == []
 
 
+def test_a_rollback_that_failed_too_says_so(cloud):
+    seen = cloud(ScriptedHeat(stack('ROLLBACK_FAILED', 'IntegrityError')))
+    seen.heat.events_listed = [
+        {'resource_name': 'web', 'resource_status': 'UPDATE_FAILED',
+         'resource_status_reason': 'boom'}]
+    answer = update(seen, stack_status='ROLLBACK_IN_PROGRESS')
+    assert answer['stack_status_reason'] == (
+        'the update failed (web: boom); Heat\'s rollback to the template '
+        'before it is ROLLBACK_FAILED: IntegrityError')
+
+
 def test_an_update_failed_without_rollback_keeps_heats_reason(cloud):
     seen = cloud(ScriptedHeat(stack('UPDATE_FAILED', 'quota exceeded')))
     answer = update(seen, stack_status='UPDATE_IN_PROGRESS')

@@ -85,12 +85,15 @@ TEMPLATE_FIELDS = ('template', 'parameters', 'environment')
 GROWING = {stack_needs.INSTANCE: ('amount',),
            stack_needs.VOLUME: ('size_gb', 'count'),
            stack_needs.FLOATINGIP: ('amount',)}
+#: A started stack's update committed, not yet sent to Heat.
 UPDATE_ASKED = backend_base.UPDATE_ASKED
 #: Heat's statuses of an update it is working on.
-UPDATING = (UPDATE_ASKED, 'UPDATE_IN_PROGRESS', 'ROLLBACK_IN_PROGRESS')
+HEAT_UPDATING = ('UPDATE_IN_PROGRESS', 'ROLLBACK_IN_PROGRESS')
+#: The statuses of an update the periodic pass follows.
+UPDATING = (UPDATE_ASKED,) + HEAT_UPDATING
 #: Heat's statuses of an update that failed (rolled back or not): sending
 #: the same template again retries it.
-UPDATE_FAILED = ('UPDATE_FAILED', 'ROLLBACK_COMPLETE', 'ROLLBACK_FAILED')
+UPDATE_FAILURES = ('UPDATE_FAILED', 'ROLLBACK_COMPLETE', 'ROLLBACK_FAILED')
 #: Heat's stack names.
 STACK_NAME = re.compile(r'^[a-zA-Z][a-zA-Z0-9_.-]{0,254}$')
 
@@ -223,7 +226,7 @@ class VirtualStackPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
         out = self.validate(merged, derive=again)
         for key in backend_base.OUTPUT_FIELDS:
             out[key] = current.get(key)
-        if not again and current.get('stack_status') in UPDATE_FAILED and \
+        if not again and current.get('stack_status') in UPDATE_FAILURES and \
                 any(key in changes for key in TEMPLATE_FIELDS):
             # the same template sent again after Heat failed to apply it
             # (only a started stack's update fails so): tried again
@@ -368,7 +371,7 @@ class VirtualStackPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
                       'run with their template flavor, which a pinned '
                       'update would resize; change them before the lease '
                       'starts, or end this lease and reserve the new stack')
-        elif reservation.get('stack_status') in UPDATING[1:]:
+        elif reservation.get('stack_status') in HEAT_UPDATING:
             reason = ('Heat is still applying its last update (%s); try '
                       'again once it is done' % reservation['stack_status'])
         if reason:

@@ -582,6 +582,9 @@ class HeatStackBackend(base.StackBackend):
         return answer
 
     def _send_update(self, heat, reservation, project_id, parts, stack):
+        """The PUT of :meth:`update`; Heat's 400 is the update failed
+        (its words), any other failure raised (sent again by the next
+        pass)."""
         name = stack['stack_name']
         before = (stack.get('stack_status'), stack.get('updated_time'))
         try:

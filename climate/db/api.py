@@ -401,6 +401,18 @@ def pending_reservations(ctx, resource_type):
     ``resource_type`` in pending leases: ``lease`` is ``dict(id,
     project_id, trust_id)``, ``reservation`` its parameters with ``id``
     and ``status`` (one statement)."""
+    return _reservations_in(ctx, resource_type, states.RES_PENDING,
+                            states.LEASE_NOT_STARTED)
+
+
+def active_reservations(ctx, resource_type):
+    """As :func:`pending_reservations`, the active reservations of
+    ``resource_type`` in active leases."""
+    return _reservations_in(ctx, resource_type, states.RES_ACTIVE,
+                            (states.ACTIVE,))
+
+
+def _reservations_in(ctx, resource_type, status, lease_statuses):
     with reader(ctx) as session:
         rows = session.execute(
             sa.select(models.Reservation.id, models.Reservation.status,
@@ -409,8 +421,8 @@ def pending_reservations(ctx, resource_type):
             .join(models.Lease,
                   models.Lease.id == models.Reservation.lease_id)
             .where(models.Reservation.resource_type == resource_type,
-                   models.Reservation.status == states.RES_PENDING,
-                   models.Lease.status.in_(states.LEASE_NOT_STARTED))
+                   models.Reservation.status == status,
+                   models.Lease.status.in_(lease_statuses))
             .order_by(models.Reservation.id))
         return [({'id': lease_id, 'project_id': project, 'trust_id': trust},
                  dict(params or {}, id=res_id, status=status))

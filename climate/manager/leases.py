@@ -630,11 +630,17 @@ class LeaseService:
             rebooked = {res_id for res_id, params in checked.items()
                         if self.plugins.get(by_id[res_id].resource_type)
                         .needs_changed(by_id[res_id].params, params)}
+            # ... or, started, whose parts grow in place
+            grown = {res_id: dict(by_id[res_id].params or {},
+                                  id=res_id)
+                     for res_id in rebooked
+                     if by_id[res_id].status == states.RES_ACTIVE}
+            rebooked -= set(grown)
             new_view = views.lease(lease)
             for res, res_view in zip(lease.reservations,
                                      new_view['reservations']):
-                if res.part_of in rebooked or (res.id not in changes and
-                                               not dates_moved):
+                if res.part_of in rebooked or res.part_of in grown or (
+                        res.id not in changes and not dates_moved):
                     continue
                 plugin = self.plugins.get(res.resource_type)
                 params = checked.get(res.id, dict(res.params or {}))
@@ -644,6 +650,9 @@ class LeaseService:
             for res_id in sorted(rebooked):
                 to_prepare.update(self._rebook_parts(ctx, lease,
                                                      by_id[res_id]))
+            for res_id, old_params in sorted(grown.items()):
+                self._grow_parts(ctx, lease, by_id[res_id], old_params,
+                                 old_view, dates_moved)
             if changes or dates_moved:
                 quotas.enforce(session, lease.project_id, lease.id,
                                lease.start_date, lease.end_date,
@@ -692,6 +701,38 @@ class LeaseService:
             if resource_id is not None:
                 row.resource_id = resource_id
         return [row.id for row in rows]
+
+    def _grow_parts(self, ctx, lease, owner, old_params, old_view,
+                    dates_moved):
+        """Update the started parts of ``owner`` (an active reservation
+        whose new parameters hold other parts) in the update's
+        transaction: its plugin says which part meets each new request
+        (``ResourcePlugin.active_parts``), each part's own plugin applies
+        it as to any active reservation of its type (grow, extend), all
+        or nothing; a part no request names keeps what it holds (and
+        moves with the dates)."""
+        plugin = self.plugins.get(owner.resource_type)
+        view = views.lease(lease)
+        res_views = {r['id']: r for r in view['reservations']}
+        rows = {r.id: r for r in lease.reservations
+                if r.part_of == owner.id and r.status != states.RES_DELETED}
+        matched = plugin.active_parts(
+            owner.params, old_params, [res_views[i] for i in sorted(rows)])
+        requests = {part_id: (label, request)
+                    for label, part_id, request in matched}
+        for part_id, row in sorted(rows.items()):
+            label, request = requests.get(part_id, (None, {}))
+            part_plugin = self.plugins.get(row.resource_type)
+            with _about(label):
+                params = part_plugin.validate_change(dict(row.params or {}),
+                                                     request)
+                if params == row.params and not dates_moved:
+                    continue
+                row.params = part_plugin.update(ctx, old_view, view,
+                                                res_views[part_id], params)
+        owner.params = plugin.with_parts(
+            owner.params, [part_id for _l, part_id, _r in matched])
+        db_api.flush(ctx)
 
     def _prepare(self, ctx, lease, reservation_ids=None):
         """Let the plugins make what their pending reservations show

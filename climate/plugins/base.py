@@ -150,10 +150,27 @@ class ResourcePlugin(abc.ABC):
         anew.  Default: never."""
         return False
 
+    def active_parts(self, params, old, parts):
+        """For an *active* reservation whose new parameters ``params``
+        (from :meth:`validate_change`; ``old`` the stored ones) hold other
+        parts (:meth:`needs_changed`): which of its started ``parts``
+        (their views) meets each request of :meth:`parts`, as a list of
+        ``(label, part id, request)`` in that order; the lease service
+        updates each part with its request (its own plugin's rules for an
+        active reservation) in the update's transaction.  Default: an
+        active reservation's parts never change (409).
+
+        :raises climate.exceptions.Conflict: saying what cannot change.
+        """
+        raise exceptions.InvalidState(
+            kind='Reservation', id=old.get('id'), status='active',
+            reason='the parts of an active reservation cannot change')
+
     def prepare(self, ctx, lease, reservation):
         """Make in the cloud what the reservation shows its users before
         it starts (called after the transaction that created it, or that
-        changed a pending one, has committed).  Default: nothing.
+        changed it, has committed; a plugin acts on the states it knows).
+        Default: nothing.
 
         A failure here never undoes the lease: the start makes whatever
         is missing.

@@ -135,6 +135,20 @@ def extend(session, res_id, lease_id, now, end, holder):
             available=0, earliest_start=None)
 
 
+def slots_held(session, res_id):
+    """Whether the slots of reservation ``res_id`` are held by servers
+    Climate places itself: it is the instance part of an ``on_start:
+    wake`` stack, whose servers are woken onto its slots with their
+    template flavor (``virtual_stack``).  Its flavor's Placement
+    inventory is then kept closed, so that the project cannot boot
+    ``amount`` more servers with it beside them."""
+    row = session.get(models.Reservation, res_id)
+    owner = session.get(models.Reservation, row.part_of) \
+        if row is not None and row.part_of is not None else None
+    return owner is not None and \
+        (owner.params or {}).get('on_start') == 'wake'
+
+
 def affinity_of(value):
     """Blazar's ``affinity``: true, false or None, as booleans, Blazar's
     boolean strings (``'True'``, ``'no'``, ``'1'``...) or ``'None'``."""
@@ -591,7 +605,7 @@ class VirtualInstancePlugin(backend_loader.BackendOwner,
                         count=amount - old_amount, providers=providers,
                         what='cannot grow reservation %s' % res_id)
             params.update(self._cloud_ids(self.backend.resize(
-                self._backend_view(dict(reservation, **params)),
+                self._backend_view(dict(reservation, **params), session),
                 lease['project_id'],
                 self._hosts(ctx, session, res_id, params, now),
                 self._user_session_of(lease))))
@@ -746,11 +760,14 @@ class VirtualInstancePlugin(backend_loader.BackendOwner,
         return booked_hosts(ctx, session, res_id, params, at)
 
     @staticmethod
-    def _backend_view(reservation):
+    def _backend_view(reservation, session=None):
         """The reservation as the backend sees it: ``flavor_id`` is the
-        source flavor (None when given as a shape)."""
+        source flavor (None when given as a shape); given ``session``,
+        ``slots_held`` (:func:`slots_held`)."""
         view = dict(reservation)
         view['flavor_id'] = (reservation.get('source_flavor') or {}).get('id')
+        if session is not None:
+            view['slots_held'] = slots_held(session, reservation['id'])
         return view
 
     def _user_session_of(self, lease):
@@ -799,7 +816,8 @@ class VirtualInstancePlugin(backend_loader.BackendOwner,
                     lease, reservation, hosts))
                 return
             ids = self._cloud_ids(self.backend.start(
-                self._backend_view(reservation), lease['project_id'], hosts,
+                self._backend_view(reservation, session),
+                lease['project_id'], hosts,
                 self._user_session_of(lease)))
             self._store_ids(ctx, reservation['id'], ids)
 
@@ -916,7 +934,7 @@ class VirtualInstancePlugin(backend_loader.BackendOwner,
             if res.status == states.RES_ACTIVE:
                 view = dict(params, id=res_id)
                 answer = self.backend.resize(
-                    self._backend_view(view), lease.project_id,
+                    self._backend_view(view, session), lease.project_id,
                     self._hosts(ctx, session, res_id, params, now),
                     self._user_session_of({'id': lease.id,
                                            'trust_id': lease.trust_id}))

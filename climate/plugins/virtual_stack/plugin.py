@@ -28,8 +28,12 @@ its servers are shelved.
 **Updates.**  A new template, parameters or environment derives the
 needs again: for a pending lease the parts are booked anew in the
 update's transaction (all or nothing, a 409 naming what does not fit);
-an active stack's template cannot change yet (409).  A part is never
-changed on its own.
+for an active one each need is met by the started part of its kind and
+shape, grown from now to the end (never shrunk; no new part:
+:meth:`VirtualStackPlugin.active_parts`), and after the commit the
+backend updates the stack (``stack_status`` ``UPDATE_ASKED``, then
+Heat's), followed by the periodic pass.  A part is never changed on its
+own.
 
 **Stored**: ``template``, ``parameters``, ``environment``,
 ``stack_name``, ``on_start``, ``on_end``, ``needs``, ``free``,
@@ -76,6 +80,20 @@ ON_START = ('create', 'wake')
 ON_END = ('delete', 'suspend', 'snapshot')
 #: What a change of these fields derives again.
 TEMPLATE_FIELDS = ('template', 'parameters', 'environment')
+#: What an active part may grow, by kind (each kind's own update of an
+#: active reservation lets them grow, never shrink).
+GROWING = {stack_needs.INSTANCE: ('amount',),
+           stack_needs.VOLUME: ('size_gb', 'count'),
+           stack_needs.FLOATINGIP: ('amount',)}
+#: A started stack's update committed, not yet sent to Heat.
+UPDATE_ASKED = backend_base.UPDATE_ASKED
+#: Heat's statuses of an update it is working on.
+HEAT_UPDATING = ('UPDATE_IN_PROGRESS', 'ROLLBACK_IN_PROGRESS')
+#: The statuses of an update the periodic pass follows.
+UPDATING = (UPDATE_ASKED,) + HEAT_UPDATING
+#: Heat's statuses of an update that failed (rolled back or not): sending
+#: the same template again retries it.
+UPDATE_FAILURES = ('UPDATE_FAILED', 'ROLLBACK_COMPLETE', 'ROLLBACK_FAILED')
 #: Heat's stack names.
 STACK_NAME = re.compile(r'^[a-zA-Z][a-zA-Z0-9_.-]{0,254}$')
 
@@ -208,6 +226,11 @@ class VirtualStackPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
         out = self.validate(merged, derive=again)
         for key in backend_base.OUTPUT_FIELDS:
             out[key] = current.get(key)
+        if not again and current.get('stack_status') in UPDATE_FAILURES and \
+                any(key in changes for key in TEMPLATE_FIELDS):
+            # the same template sent again after Heat failed to apply it
+            # (only a started stack's update fails so): tried again
+            out['stack_status'] = UPDATE_ASKED
         if not again:
             for key in DERIVED_FIELDS:
                 out[key] = current.get(key)
@@ -239,6 +262,54 @@ class VirtualStackPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
         return stack_needs.reservations_of(old) != \
             stack_needs.reservations_of(new)
 
+    def active_parts(self, params, old, parts):
+        """A started stack's new needs met by the parts it has: each need
+        by the part of its kind and shape (its request but for what may
+        grow, :data:`GROWING`; among equal ones, the part that held the
+        same template resources), asked for the larger of what it holds
+        and what the need wants: an active part grows, never shrinks, so
+        a need that wants less (a group scaled down, a template sent back
+        after a failed update) leaves its part as it is until the end.
+        A need no part can meet is a 409: an active lease gets no new
+        part (its start has run).  See ``base.ResourcePlugin``."""
+        held_by = {need.get('reservation_id'): set(need.get('resources')
+                                                   or ())
+                   for need in old.get('needs') or ()}
+        free = list(parts)
+        out = []
+        for need, request in zip(params['needs'],
+                                 stack_needs.reservations_of(params)):
+            rtype = request['resource_type']
+            growing = GROWING.get(rtype, ())
+            shape = {k: v for k, v in request.items()
+                     if k not in growing and k != 'resource_type'}
+            same = [p for p in free if p['resource_type'] == rtype and all(
+                p.get(k) == v for k, v in shape.items())]
+            if not same:
+                raise exceptions.InvalidState(
+                    kind='Reservation', id=old.get('id'), status='active',
+                    reason='%s: no reservation of this started stack has '
+                           'that shape (%s), and an active lease books no '
+                           'new one; a started stack\'s template may grow '
+                           'or shrink what its reservations hold (%s), not '
+                           'add another kind, flavor, volume type or '
+                           'network: change it before the start, or '
+                           'reserve it in a new lease' % (
+                               describe_need(need), ', '.join(
+                                   '%s %s' % (k, json.dumps(v))
+                                   for k, v in sorted(shape.items())),
+                               ', '.join('%s: %s' % (kind, '/'.join(grow))
+                                         for kind, grow in
+                                         sorted(GROWING.items()))))
+            resources = set(need.get('resources') or ())
+            part = next((p for p in same
+                         if held_by.get(p['id'], set()) & resources), same[0])
+            free.remove(part)
+            out.append((describe_need(need), part['id'], dict(
+                shape, **{k: max(request[k], part.get(k) or 0)
+                          for k in growing})))
+        return out
+
     # -- the lease's transaction --------------------------------------------
 
     def reserve(self, ctx, lease, reservation):
@@ -247,32 +318,66 @@ class VirtualStackPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
 
     def update(self, ctx, old_lease, lease, reservation, new_params):
         """New dates move the parts (each its own plugin's update); a new
-        template is booked by the lease service before this is called.
-        A pending ``wake`` stack made for another template, name or
-        ``on_start`` is deleted (made again after the commit).  An active
-        stack keeps its template for now."""
+        template is booked by the lease service around this call (a
+        pending stack's parts anew, a started one's grown in place:
+        :meth:`active_parts`).  A pending ``wake`` stack made for another
+        template, name or ``on_start`` is deleted (made again after the
+        commit).  A started stack's new template, parameters or
+        environment is marked :data:`UPDATE_ASKED`: the backend applies
+        it after the commit (:meth:`prepare`; the static one records it
+        at once); its name cannot change, nor a ``wake`` stack's
+        template (409)."""
+        changed = [key for key in TEMPLATE_FIELDS + ('stack_name',)
+                   if new_params.get(key) != reservation.get(key)]
         if reservation['status'] == states.RES_PENDING and \
                 self.backend.acts_in_cloud and \
                 reservation.get('on_start') == 'wake' and (
-                    new_params.get('on_start') != 'wake' or any(
-                        new_params.get(key) != reservation.get(key)
-                        for key in TEMPLATE_FIELDS + ('stack_name',))):
+                    new_params.get('on_start') != 'wake' or changed):
             # the stack made for the old request goes; the prepare after
             # this commit (and the periodic pass) makes the new one
             self.backend.discard(reservation, lease['project_id'])
             new_params = dict(new_params, stack_id=None, stack_status=None,
                               stack_status_reason=None, servers=None)
-        if reservation['status'] != states.RES_PENDING and any(
-                new_params.get(key) != reservation.get(key)
-                for key in TEMPLATE_FIELDS + ('stack_name',)):
+        if reservation['status'] == states.RES_PENDING or not (
+                changed or new_params.get('stack_status') == UPDATE_ASKED):
+            return new_params
+        self._refuse_active_change(reservation, changed)
+        new_params = dict(new_params, stack_status=UPDATE_ASKED,
+                          stack_status_reason=None)
+        if not self.backend.acts_in_cloud:
+            # the static inventory records the update as it records the
+            # start and the end
+            new_params.update({
+                k: v for k, v in (self.backend.update(
+                    dict(new_params, id=reservation['id']),
+                    lease['project_id'], [], None) or {}).items()
+                if k in backend_base.OUTPUT_FIELDS})
+        return new_params
+
+    @staticmethod
+    def _refuse_active_change(reservation, changed):
+        """409 for what a started stack cannot change."""
+        reason = None
+        if reservation['status'] != states.RES_ACTIVE:
+            reason = ('only a pending or active stack\'s template may '
+                      'change')
+        elif 'stack_name' in changed:
+            reason = ('a started stack keeps its name (Heat does not '
+                      'rename stacks); its template, parameters and '
+                      'environment may change')
+        elif reservation.get('on_start') == 'wake':
+            reason = ('the template, parameters and environment of a '
+                      'started wake stack cannot change: its woken servers '
+                      'run with their template flavor, which a pinned '
+                      'update would resize; change them before the lease '
+                      'starts, or end this lease and reserve the new stack')
+        elif reservation.get('stack_status') in HEAT_UPDATING:
+            reason = ('Heat is still applying its last update (%s); try '
+                      'again once it is done' % reservation['stack_status'])
+        if reason:
             raise exceptions.InvalidState(
                 kind='Reservation', id=reservation['id'],
-                status=reservation['status'],
-                reason='the template, parameters, environment and name of '
-                       'a started stack cannot change; change them before '
-                       'the lease starts, or end this lease and reserve the '
-                       'new stack')
-        return new_params
+                status=reservation['status'], reason=reason)
 
     def delete(self, ctx, lease, reservation):
         """The stack :meth:`prepare` made for a stack that never started
@@ -311,39 +416,51 @@ class VirtualStackPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
             if k in backend_base.OUTPUT_FIELDS})
 
     def prepare(self, ctx, lease, reservation):
-        """``on_start: wake``: the backend asks for the stack now (after
-        the create's commit); the periodic pass (:meth:`heal`) follows it
-        until its servers are shelved.  A failure is logged: the next
-        pass tries again, and the start makes the stack if none is."""
-        if not self.backend.acts_in_cloud or \
-                reservation.get('on_start') != 'wake' or \
-                reservation['status'] != states.RES_PENDING:
+        """After the commit of a create or an update: ``on_start: wake``,
+        the backend asks for the stack now; a started stack's update
+        (:data:`UPDATE_ASKED`) is sent to Heat.  The periodic pass
+        (:meth:`heal`) follows both.  A failure is logged: the next pass
+        tries again (the start makes a wake stack if none is)."""
+        if not self.backend.acts_in_cloud or not self._followed(reservation):
             return
         try:
-            self._hold(ctx, lease, reservation)
+            self._follow(ctx, lease, reservation)
         except Exception:
-            LOG.exception('Reservation %s: could not make its stack before '
-                          'the start; the periodic pass will try again',
-                          reservation['id'])
+            LOG.exception('Reservation %s: could not act on its stack '
+                          'after the commit; the periodic pass will try '
+                          'again', reservation['id'])
+
+    @staticmethod
+    def _followed(reservation):
+        """Whether the periodic pass has a step to take on the stack: a
+        pending ``wake`` stack (held), a started one being updated."""
+        if reservation['status'] == states.RES_PENDING:
+            return reservation.get('on_start') == 'wake'
+        return reservation['status'] == states.RES_ACTIVE and \
+            reservation.get('stack_status') in UPDATING
 
     @db_api.retry_on_deadlock
-    def _hold(self, ctx, lease, reservation):
-        """One step of the backend's ``hold``, and its answer stored,
-        under the lease's lock and only while the reservation is pending:
-        the start wakes the servers holding that lock, so a pass that
+    def _follow(self, ctx, lease, reservation):
+        """One step of the backend's ``hold`` (a pending ``wake`` stack)
+        or ``update`` (a started stack's update), and its answer stored,
+        under the lease's lock and only while the reservation still needs
+        it: the start wakes the servers holding that lock, so a pass that
         read the reservation before the start can neither shelve a woken
-        server nor write a stale status over the start's.  Returns
-        whether the reservation changed."""
+        server nor write a stale status over the start's; an update is
+        sent once.  Returns whether the reservation changed."""
         with db_api.writer(ctx) as session:
             db_api.lease_get(ctx, lease['id'], for_update=True)
             row = session.get(models.Reservation, reservation['id'])
-            if row is None or row.status != states.RES_PENDING:
+            if row is None:
                 return False
             current = dict(row.params or {}, id=row.id, status=row.status)
-            answer = self.backend.hold(
-                current, lease['project_id'],
-                self._parts_of(session, current),
-                lambda: self.user_session(lease))
+            if not self._followed(current):
+                return False
+            step = self.backend.hold if row.status == states.RES_PENDING \
+                else self.backend.update
+            answer = step(current, lease['project_id'],
+                          self._parts_of(session, current),
+                          lambda: self.user_session(lease))
             changed = any(current.get(k) != v for k, v in
                           (answer or {}).items()
                           if k in backend_base.OUTPUT_FIELDS)
@@ -359,15 +476,19 @@ class VirtualStackPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
         return CONF.hosts.healing_interval
 
     def heal(self, ctx):
-        """Follow the pending ``on_start: wake`` stacks (:meth:`_hold`):
-        made, made again after a failure, their servers shelved (again,
-        when their user started one).  Returns the ids changed."""
+        """Follow the pending ``on_start: wake`` stacks (made, made again
+        after a failure, their servers shelved, again when their user
+        started one) and the started stacks being updated (the update
+        sent, Heat's outcome recorded): :meth:`_follow`.  Returns the ids
+        changed."""
         changed = []
-        for lease, res in db_api.pending_reservations(ctx, RESOURCE_TYPE):
-            if res.get('on_start') != 'wake':
+        for lease, res in db_api.pending_reservations(
+                ctx, RESOURCE_TYPE) + db_api.active_reservations(
+                ctx, RESOURCE_TYPE):
+            if not self._followed(res):
                 continue
             try:
-                if self._hold(ctx, lease, res):
+                if self._follow(ctx, lease, res):
                     changed.append(res['id'])
             except exceptions.CloudUnavailable as exc:
                 LOG.warning('Reservation %s: its stack waits for the '

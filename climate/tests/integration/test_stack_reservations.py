@@ -1,14 +1,16 @@
 """``virtual:stack`` on the harness's real Heat, Nova, Cinder and Neutron
 (``[stacks] inventory = heat``), through Climate's API, as a project user.
 
-A template of two servers in a resource group, a volume and a floating IP
+A template of servers in a resource group, a volume and a floating IP
 of ``public``: the lease books three parts (instance slots on the
 registered hosts, gigabytes on a Cinder pool, the registered address).
 At the start Heat makes the stack as the user, pinned to them: the
 servers run with the reservation's flavor on the reserved hosts, the
 volume has the reservation's volume type, the floating IP is the
 reserved address.  The reservation shows the stack's id, status and
-outputs.  At the end the stack, its servers, volume and floating IP are
+outputs.  Scaled from one server to two while active, the instance part
+grows in place and Heat updates the stack (UPDATE_COMPLETE), the new
+server on the reserved capacity too.  At the end the stack, its servers, volume and floating IP are
 gone.  A template Heat refuses is a 400 with Heat's reason, nothing
 written.
 
@@ -16,11 +18,14 @@ written.
 stack is made after the create and its servers are SHELVED_OFFLOADED
 before the start, ACTIVE on the instance part's hosts after it; at the
 end an image of each server is in Glance, the project's, and the stack
-is gone.
+is gone.  The instance part's flavor boots nothing while the woken
+servers hold its slots (its Placement units all reserved).
 """
 
 import time
 
+from climate.plugins.virtual_instance.backends import base as \
+    instance_backend
 from climate.tests.functional.procs import wait_for
 from climate.tests.integration import compute as compute_mod
 from climate.tests.integration.identity import assert_error
@@ -97,13 +102,13 @@ def test_a_stack_is_made_pinned_at_the_start_and_removed_at_the_end(
         'events': [], 'reservations': [{
             'resource_type': 'virtual:stack', 'stack_name': 'climate-it-web',
             'template': template(public, 'm1.tiny', cloud.info['image']),
-            'parameters': {'count': 2}}]})
+            'parameters': {'count': 1}}]})
     assert resp.status_code == 201, resp.text
     lease = resp.json()['lease']
     stack, parts = parts_of(lease)
     assert sorted(parts) == ['virtual:floatingip', 'virtual:instance',
                              'virtual:volume']
-    assert parts['virtual:instance']['amount'] == 2
+    assert parts['virtual:instance']['amount'] == 1
     assert parts['virtual:floatingip']['floatingips'] == [FREE[0]]
     assert stack['free'] == [{'resource': 'sg',
                               'type': 'OS::Neutron::SecurityGroup'}]
@@ -111,12 +116,38 @@ def test_a_stack_is_made_pinned_at_the_start_and_removed_at_the_end(
     lease = api.wait_status(tokens['demo'], lease['id'], 'ACTIVE',
                             timeout=300)
     active = time.monotonic()
+    heat = Heat(cloud, 'demo')
     stack, parts = parts_of(lease)
     assert stack['stack_status'] == 'CREATE_COMPLETE', stack
+    first = {o['output_key']: o['output_value'] for o in stack['outputs']}
+    assert len(first['servers']) == 1, first
+
+    # the started stack scaled from one server to two: its instance part
+    # grows in place, then Climate updates the stack as the user
+    resp = api.call('PUT', '/v1/leases/%s' % lease['id'], tokens['demo'], {
+        'reservations': [{'id': stack['id'], 'parameters': {'count': 2}}]})
+    assert resp.status_code == 200, resp.text
+    asked_grow = time.monotonic()
+    grown, grown_parts = parts_of(resp.json()['lease'])
+    assert grown_parts['virtual:instance']['id'] == \
+        parts['virtual:instance']['id']
+    assert grown_parts['virtual:instance']['amount'] == 2
+    assert grown['stack_status'] in ('UPDATE_IN_PROGRESS',
+                                     'UPDATE_COMPLETE'), grown
+
+    def updated():
+        found, _parts = parts_of(api.lease(tokens['demo'], lease['id']))
+        assert found['stack_status'] in ('UPDATE_IN_PROGRESS',
+                                         'UPDATE_COMPLETE'), found
+        return found['stack_status'] == 'UPDATE_COMPLETE' and found
+    stack = wait_for(updated, WAIT, interval=0.5,
+                     message='the stack updated')
+    updated_at = time.monotonic()
+    assert heat.stack('climate-it-web')['stack_status'] == \
+        'UPDATE_COMPLETE'
     outputs = {o['output_key']: o['output_value']
                for o in stack['outputs']}
     # Heat shows the user the same stack, in the project
-    heat = Heat(cloud, 'demo')
     shown = heat.stack('climate-it-web')
     assert shown['id'] == stack['stack_id']
     assert {'climate', 'reservation:' + stack['id']} <= set(
@@ -138,6 +169,37 @@ def test_a_stack_is_made_pinned_at_the_start_and_removed_at_the_end(
     assert volume.volume_type == 'reservation:%s' % \
         parts['virtual:volume']['id'], volume
 
+    # an update Heat fails is rolled back by Heat, and the reservation
+    # says why; the stack still runs its two servers
+    failing = template(public, 'm1.tiny', cloud.info['image'])
+    failing['resources']['boom'] = {'type': 'OS::Heat::TestResource',
+                                    'properties': {'fail': True}}
+    resp = api.call('PUT', '/v1/leases/%s' % lease['id'], tokens['demo'], {
+        'reservations': [{'id': stack['id'], 'template': failing}]})
+    assert resp.status_code == 200, resp.text
+    asked = time.monotonic()
+
+    def settled():
+        found, _parts = parts_of(api.lease(tokens['demo'], lease['id']))
+        status = found['stack_status']
+        return status != 'UPDATE_ASKED' and \
+            not status.endswith('_IN_PROGRESS') and found
+    failed = wait_for(settled, WAIT, interval=0.5,
+                      message='the failed update settled')
+    rolled_back = time.monotonic()
+    # (the harness's Heat sometimes fails the rollback itself, on an
+    # IntegrityError of its own database: shown as such)
+    assert failed['stack_status'] in ('ROLLBACK_COMPLETE',
+                                      'ROLLBACK_FAILED'), failed[
+        'stack_status_reason']
+    # Heat's reason: its stack's UPDATE_FAILED event names the resource
+    assert 'the update failed (climate-it-web: ' in \
+        failed['stack_status_reason'], failed
+    assert 'resources.boom: Test Resource failed' in \
+        failed['stack_status_reason'], failed
+    for server_id in outputs['servers']:
+        assert compute.admin.servers.get(server_id).status == 'ACTIVE'
+
     lease = api.end_now(tokens['demo'], lease['id'], timeout=120)
     ended = time.monotonic()
     stack, _parts = parts_of(lease)
@@ -149,8 +211,11 @@ def test_a_stack_is_made_pinned_at_the_start_and_removed_at_the_end(
         wait_for(lambda: compute.gone(server_id), WAIT,
                  message='server %s deleted' % server_id)
     assert not neutron.fips(FREE[0])
-    print('\nstack: ACTIVE %.1f s after the create, ended in %.1f s' % (
-        active - t0, ended - active))
+    print('\nstack: ACTIVE %.1f s after the create, updated to two '
+          'servers %.1f s after the lease update, a failed update rolled '
+          'back in %.1f s, ended in %.1f s' % (
+              active - t0, updated_at - asked_grow, rolled_back - asked,
+              ended - rolled_back))
 
 
 def test_a_template_heat_refuses_is_a_400_with_its_reason(
@@ -212,7 +277,7 @@ def test_an_autoscaling_group_reserves_its_maximum_and_updates_fit_or_409(
 
 
 def test_a_wake_stack_sleeps_shelved_until_the_start_and_keeps_images(
-        cloud, api, tokens, compute):
+        cloud, api, tokens, compute, placement):
     """``on_start: wake``: the stack is made after the create and its
     servers (a resource group's, nested) are SHELVED_OFFLOADED before the
     start; the start unshelves them onto the instance part's hosts.
@@ -274,6 +339,14 @@ def test_a_wake_stack_sleeps_shelved_until_the_start_and_keeps_images(
         server = compute.admin.servers.get(server_id)
         assert server.status == 'ACTIVE', server_id
         assert compute.host_of(server) in reserved, (server_id, reserved)
+    # the woken servers hold the part's slots: its flavor's units are all
+    # reserved, so the project cannot boot two more servers with it
+    part_id = parts['virtual:instance']['id']
+    rc = instance_backend.resource_class(part_id)
+    units = [placement.inventories(rp['uuid'])[1][rc]
+             for rp in placement.providers(member_of=part_id)]
+    assert sum(u['total'] for u in units) == 2, units
+    assert all(u['reserved'] == u['total'] for u in units), units
 
     lease = api.end_now(tokens['demo'], lease['id'], timeout=240)
     ended = time.monotonic()

@@ -73,8 +73,11 @@ class InstanceBackend(abc.ABC):
         :param reservation: the reservation view (``id``, ``amount``,
             ``vcpus``, ``memory_mb``, ``disk_gb``, ``affinity``,
             ``resource_properties``, ``flavor_id`` -- the *source* flavor
-            when the reservation was given as one, else None -- and
-            ``source_flavor``: its ``flavor()`` answer or None).
+            when the reservation was given as one, else None --,
+            ``source_flavor``: its ``flavor()`` answer or None, and
+            ``slots_held``: true when servers Climate places itself hold
+            the slots, with their own flavor -- a woken stack's -- so
+            that the reservation's flavor must boot nothing into them).
         :param project_id: the lease's project.
         :param hosts: ``[(host facts, units)]``: the facts of each booked
             host as ``climate.plugins.physical_host.plugin.host_facts``

@@ -7,7 +7,10 @@ booked on some hosts (``units`` slots on each), Climate makes:
 * on Climate's child provider ``climate-<hypervisor hostname>`` under the
   compute node provider of each booked host (made on first use, shared by
   the instance reservations of that host), an inventory of that class with
-  ``total`` = the host's units.  A child holding a reservation's class is a
+  ``total`` = the host's units (all of them ``reserved`` when the slots are
+  held by servers Climate places itself -- a woken stack's, with their own
+  flavor, ``slots_held`` -- so that the flavor boots nothing beside
+  them).  A child holding a reservation's class is a
   member of the Placement aggregate whose uuid is the reservation id, which
   is how a later resize or end finds them all again;
 * a Nova aggregate named ``<id>`` holding the booked hosts, with metadata
@@ -325,22 +328,25 @@ class NovaInstanceBackend(base.InstanceBackend):
             return self.placement.providers(
                 member_of=placement_aggregate(rid))
 
-    def _open(self, rid, rc, facts, units):
+    def _open(self, rid, rc, facts, units, closed=False):
         """Climate's child under ``facts``'s compute node with ``units`` of
-        ``rc``, in the reservation's Placement aggregate; verified."""
+        ``rc``, in the reservation's Placement aggregate; verified.
+        ``closed``: all of them reserved (the flavor boots nothing)."""
         hostname = _hostname(facts)
         root = self._compute_node(hostname)
         name = child_name(hostname)
+        reserved = units if closed else 0
         with _Calls('giving %s %d unit(s) of %s' % (hostname, units, rc),
                     'Placement'):
             child = self.placement.ensure_child(root['uuid'], name)
             self.placement.add_to_aggregate(child['uuid'],
                                             placement_aggregate(rid))
-            self.placement.set_inventory(child['uuid'], rc, total=units)
+            self.placement.set_inventory(child['uuid'], rc, total=units,
+                                         reserved=reserved)
             _generation, inventories = self.placement.inventories(
                 child['uuid'])
         have = inventories.get(rc) or {}
-        if have.get('total') != units or have.get('reserved') != 0:
+        if have.get('total') != units or have.get('reserved') != reserved:
             raise exceptions.CloudUnavailable(
                 service='Placement', reason='provider %s has %s of %s, not '
                 '%d' % (name, have or 'no inventory', rc, units))
@@ -387,14 +393,15 @@ class NovaInstanceBackend(base.InstanceBackend):
             return False
         return True
 
-    def _placement_up(self, rid, rc, hosts):
-        """Class and inventories exactly as ``hosts`` says; hosts no longer
-        booked lose theirs (or have them closed)."""
+    def _placement_up(self, rid, rc, hosts, closed=False):
+        """Class and inventories exactly as ``hosts`` says (``closed``:
+        reserved whole); hosts no longer booked lose theirs (or have them
+        closed)."""
         with _Calls('creating resource class %s' % rc, 'Placement'):
             self.placement.ensure_resource_class(rc)
         wanted = {child_name(_hostname(f)) for f, _u in hosts}
         self._fan_out('opening inventories', lambda hu: self._open(
-            rid, rc, hu[0], hu[1]), hosts)
+            rid, rc, hu[0], hu[1], closed=closed), hosts)
         stale = [c for c in self._children(rid) if c['name'] not in wanted]
         for child in stale:
             self._drop(rid, child, rc)
@@ -715,7 +722,11 @@ class NovaInstanceBackend(base.InstanceBackend):
         rid = reservation['id']
         rc = base.resource_class(rid)
         booked = self._booked(hosts)
-        self._placement_up(rid, rc, booked)
+        # the slots of a reservation whose servers Climate places itself
+        # (a woken stack's, with their own flavor) are theirs: its flavor
+        # must not boot more servers into them
+        self._placement_up(rid, rc, booked,
+                           closed=bool(reservation.get('slots_held')))
         agg = self._aggregate_up(rid, project_id,
                                  sorted({_service(f) for f, _u in booked}))
         group_id = self._server_group(reservation, user_session)

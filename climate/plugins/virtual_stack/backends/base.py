@@ -19,6 +19,11 @@ import abc
 OUTPUT_FIELDS = ('stack_id', 'stack_status', 'stack_status_reason',
                  'outputs', 'snapshot_id', 'servers', 'images')
 
+#: A started stack's update committed and not yet sent to Heat (Climate's
+#: own ``stack_status``: the next step, after the commit or by the
+#: periodic pass, sends it).
+UPDATE_ASKED = 'UPDATE_ASKED'
+
 
 class StackBackend(abc.ABC):
     #: The ``[stacks] inventory`` value it serves.
@@ -52,6 +57,20 @@ class StackBackend(abc.ABC):
         facts, slots)]``) hold.
 
         :returns: a dict of :data:`OUTPUT_FIELDS`.
+        """
+
+    @abc.abstractmethod
+    def update(self, reservation, project_id, parts, user_session):
+        """A started stack's update, one step (called after the lease
+        update's commit and by each periodic pass while the reservation's
+        ``stack_status`` is the plugin's ``UPDATE_ASKED`` or an update in
+        progress, under the lease's lock: must not wait long).  Asked:
+        send the reservation's template, parameters and environment,
+        pinned to ``parts`` as the start pins them; in progress: follow
+        it; done: answer Heat's status, its reason when it failed, and the
+        outputs.
+
+        :returns: a dict of :data:`OUTPUT_FIELDS` (or of some of them).
         """
 
     def hold(self, reservation, project_id, parts, user_session):

@@ -48,6 +48,15 @@ it runs there.  A stack still being made is waited for; a held stack
 gone or failed by the start is replaced by one made pinned, as with
 ``create``.  A lease deleted before the start deletes the stack.
 
+**A started stack's update** (:meth:`HeatStackBackend.update`, one step
+per call: after the lease update's commit, then each periodic pass):
+the reservation's new template, pinned to the parts as at the start,
+its parameters and environment are sent as the user (a PUT, Heat's
+rollback on, ``timeout_mins`` as at the create); then the stack is read
+until it settles: ``UPDATE_COMPLETE`` with its outputs, or the failure
+with the reason of Heat's ``UPDATE_FAILED`` event and what became of
+the rollback.
+
 **The end** acts with Climate's service credentials, never the trust (it
 may be gone by then), on the lease project's stacks (Heat's endpoint for
 that project, which Heat lets an admin use).  The stack is found by its
@@ -94,6 +103,8 @@ RESERVATION_TAG = 'reservation:%s'
 #: the template as given: its servers are woken at the start.
 HELD_TAG = 'climate:held'
 GONE = 'DELETE_COMPLETE'
+#: Seconds a sent update is waited for until Heat has begun it.
+UPDATE_BEGUN_WITHIN = 10.0
 #: How deep a stack's resources are listed for its servers (groups of
 #: groups).
 NESTED_DEPTH = 5
@@ -525,6 +536,118 @@ class HeatStackBackend(base.StackBackend):
         if woken is not None:
             answer['servers'] = woken
         return answer
+
+    # -- a started stack's update --------------------------------------------
+
+    def update(self, reservation, project_id, parts, user_session):
+        """See :meth:`base.StackBackend.update` and the module.  Asked:
+        the reservation's template pinned to ``parts`` (as the start pins
+        it), its parameters and environment, sent as the user (a PUT: the
+        whole stack as given, Heat's ``timeout_mins`` as at the create,
+        rollback on: Heat puts a failed update back to the previous
+        template), and waited for until Heat has begun it.  Then each
+        call reads the stack: the outcome is answered once it settles,
+        a failure with the reason Heat gave for it."""
+        heat = self._user_heat(user_session)
+        stack = self._find(heat, reservation)
+        name = self._name(reservation)
+        if stack is None:
+            return {'stack_status': 'UPDATE_FAILED',
+                    'stack_status_reason': 'stack %s is gone; the update '
+                    'was not applied' % name}
+        status = stack.get('stack_status') or ''
+        if reservation.get('stack_status') == base.UPDATE_ASKED:
+            if _in_progress(status):
+                return {}  # Heat works on it; the next pass sends
+            return self._send_update(heat, reservation, project_id, parts,
+                                     stack)
+        if _in_progress(status):
+            return {'stack_status': status}
+        if not status.startswith(('UPDATE_', 'ROLLBACK_')):
+            # Heat never began it (Climate stopped in between): asked again
+            return {'stack_status': base.UPDATE_ASKED}
+        answer = {'stack_id': stack['id'], 'stack_status': status,
+                  'stack_status_reason': None}
+        if status == 'UPDATE_COMPLETE':
+            done = self._get(heat, _ident(stack), outputs=True) or stack
+            answer['outputs'] = [dict(output)
+                                 for output in done.get('outputs') or ()]
+            LOG.info('Reservation %s: stack %s updated',
+                     reservation['id'], name)
+        else:
+            answer['stack_status_reason'] = self._update_failure(heat, stack)
+            LOG.warning('Reservation %s: the update of stack %s failed: '
+                        '%s (%s)', reservation['id'], name, status,
+                        answer['stack_status_reason'])
+        return answer
+
+    def _send_update(self, heat, reservation, project_id, parts, stack):
+        """The PUT of :meth:`update`; Heat's 400 is the update failed
+        (its words), any other failure raised (sent again by the next
+        pass)."""
+        name = stack['stack_name']
+        before = (stack.get('stack_status'), stack.get('updated_time'))
+        try:
+            with _Calls('updating stack %s' % name):
+                heat.stacks.update(
+                    _ident(stack),
+                    template=self._pinned(reservation, project_id, parts),
+                    parameters=reservation.get('parameters') or {},
+                    environment=reservation.get('environment') or {},
+                    timeout_mins=self.conf.stacks.stack_timeout,
+                    tags=','.join(stack.get('tags') or ()),
+                    # a failed update goes back to the template that ran
+                    disable_rollback=False)
+        except exceptions.CloudUnavailable as exc:
+            if not isinstance(exc.__cause__, heat_exc.BadRequest):
+                raise  # the next pass sends it again
+            return {'stack_status': 'UPDATE_FAILED',
+                    'stack_status_reason': 'Heat refused the update: %s' %
+                    heat_message(exc.__cause__)}
+        LOG.info('Reservation %s: updating stack %s as the lease\'s user',
+                 reservation['id'], name)
+        # Heat answers before its engine marks the stack: wait (briefly:
+        # the lease's lock is held) until it has, so that following it
+        # never reads the state before the update as its outcome
+        deadline = time.monotonic() + UPDATE_BEGUN_WITHIN
+        while time.monotonic() < deadline:
+            now = self._get(heat, _ident(stack))
+            if now is None or (now.get('stack_status'),
+                               now.get('updated_time')) != before:
+                break
+            time.sleep(POLL_INTERVAL / 4)
+        return {'stack_status': 'UPDATE_IN_PROGRESS',
+                'stack_status_reason': None}
+
+    def _update_failure(self, heat, stack):
+        """Why an update failed: Heat's reason for the failed update (its
+        latest ``UPDATE_FAILED`` event, the stack's or a resource's),
+        then, when Heat rolled it back, what became of the rollback."""
+        status = stack.get('stack_status')
+        reason = stack.get('stack_status_reason') or 'no reason given'
+        if not status.startswith('ROLLBACK_'):
+            return reason
+        try:
+            with _Calls('reading the events of stack %s' %
+                        stack['stack_name']):
+                events = [_info(e) for e in heat.events.list(
+                    _ident(stack), sort_dir='desc', limit=20, filters={
+                        'resource_action': 'UPDATE',
+                        'resource_status': 'FAILED'})]
+        except exceptions.CloudUnavailable as exc:
+            LOG.warning('Stack %s: its events cannot be read: %s',
+                        stack['stack_name'], exc)
+            events = []
+        failed = next((e for e in events
+                       if e.get('resource_status_reason')), None)
+        cause = '%s: %s' % (failed.get('resource_name'),
+                            failed['resource_status_reason']) \
+            if failed else 'Heat gave no reason'
+        if status == 'ROLLBACK_COMPLETE':
+            return 'the update failed (%s); Heat rolled the stack back to ' \
+                'the template before it: %s' % (cause, reason)
+        return 'the update failed (%s); Heat\'s rollback to the template ' \
+            'before it is %s: %s' % (cause, status, reason)
 
     def _wake(self, heat, reservation, project_id, stack, parts,
               user_session):

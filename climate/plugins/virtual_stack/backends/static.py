@@ -43,6 +43,10 @@ class StaticStackBackend(base.StackBackend):
                 'stack_status': 'CREATE_COMPLETE',
                 'stack_status_reason': None, 'outputs': []}
 
+    def update(self, reservation, project_id, parts, user_session):
+        return {'stack_status': 'UPDATE_COMPLETE',
+                'stack_status_reason': None}
+
     def end(self, reservation, project_id, action):
         status = {'suspend': 'SUSPEND_COMPLETE'}.get(action,
                                                      'DELETE_COMPLETE')

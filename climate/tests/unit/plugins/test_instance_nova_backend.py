@@ -155,3 +155,54 @@ def test_booked_merges_and_drops_empty_hosts(backend):
     ('true', True), ('False', False)])
 def test_affinity(value, expected):
     assert nova._affinity(value) is expected
+
+
+class FakePlacement:
+    """Placement's providers, inventories and aggregates, in memory."""
+
+    def __init__(self):
+        self.providers_ = {}
+        self.inventories_ = {}
+        self.aggregates = {}
+
+    def ensure_resource_class(self, rc):
+        pass
+
+    def provider_by_name(self, name):
+        return {'uuid': 'root-' + name, 'name': name}
+
+    def ensure_child(self, root, name):
+        self.providers_[name] = {'uuid': name, 'name': name}
+        return self.providers_[name]
+
+    def add_to_aggregate(self, uuid, agg):
+        self.aggregates.setdefault(agg, set()).add(uuid)
+
+    def set_inventory(self, uuid, rc, total, reserved=0, max_unit=None):
+        self.inventories_.setdefault(uuid, {})[rc] = {
+            'total': total, 'reserved': reserved,
+            'max_unit': total if max_unit is None else max_unit}
+
+    def inventories(self, uuid):
+        return 1, dict(self.inventories_.get(uuid, {}))
+
+    def providers(self, member_of=None):
+        return [self.providers_[u] for u in sorted(
+            self.aggregates.get(member_of, ()))]
+
+
+@pytest.mark.parametrize('held, reserved', [(False, 0), (True, 2)])
+def test_slots_held_by_woken_servers_are_closed_to_the_flavor(
+        backend, held, reserved):
+    """A woken stack's instance part (``slots_held``): its inventory has
+    every unit reserved, at the start and when it is resized again (grown,
+    healed), so that its flavor boots nothing beside the stack's own
+    servers; any other reservation's units are all open."""
+    backend._placement = FakePlacement()
+    rid = str(uuid.uuid4())
+    rc = base.resource_class(rid)
+    for units in (1, 2):
+        backend._placement_up(rid, rc, [(
+            {'hypervisor_hostname': 'c1'}, units)], closed=held)
+    assert backend._placement.inventories_['climate-c1'][rc] == {
+        'total': 2, 'reserved': reserved, 'max_unit': 2}

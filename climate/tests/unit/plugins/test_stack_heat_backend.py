@@ -160,10 +160,15 @@ class ScriptedHeat:
         self.script = list(script)
         self.after = {'create': ['CREATE_IN_PROGRESS', 'CREATE_COMPLETE'],
                       'delete': ['DELETE_IN_PROGRESS', 'DELETE_COMPLETE'],
-                      'suspend': ['SUSPEND_IN_PROGRESS', 'SUSPEND_COMPLETE']}
+                      'suspend': ['SUSPEND_IN_PROGRESS', 'SUSPEND_COMPLETE'],
+                      'update': ['UPDATE_IN_PROGRESS', 'UPDATE_COMPLETE']}
         self.after.update(after)
         self.calls = []
         self.validate_error = None
+        self.update_error = None
+        #: what ``events.list`` answers (Heat's event dicts)
+        self.events_listed = []
+        self.events = types.SimpleNamespace(list=self.event_list)
         #: what ``resources.list`` answers (Heat's resource dicts)
         self.listed = []
         self.stacks = self
@@ -216,6 +221,16 @@ class ScriptedHeat:
     def suspend(self, ident):
         self.calls.append(('suspend', ident))
         self.script = list(self.after['suspend'])
+
+    def update(self, ident, **fields):
+        self.calls.append(('update', ident, fields))
+        if self.update_error is not None:
+            raise self.update_error
+        self.script = list(self.after['update'])
+
+    def event_list(self, ident, **query):
+        self.calls.append(('events', ident, query))
+        return [Resource(e) for e in self.events_listed]
 
     def validate(self, **fields):
         self.calls.append(('validate', fields))
@@ -456,6 +471,104 @@ def test_a_create_that_never_ends_times_out(cloud, monkeypatch):
                        match='creating stack web: still CREATE_IN_PROGRESS '
                              'after 1 minute'):
         start(seen)
+
+
+# -- a started stack's update ---------------------------------------------
+
+def update(seen, **extra):
+    return seen.backend.update(
+        reservation(**dict({'stack_id': 's-1'}, **extra)), 'p1', PARTS,
+        lambda: 'user-session')
+
+
+def test_an_asked_update_is_sent_pinned_as_the_user_then_followed(cloud):
+    seen = cloud(ScriptedHeat(stack('CREATE_COMPLETE')))
+    answer = update(seen, stack_status=stack_plugin.UPDATE_ASKED)
+    [(_kind, ident, fields)] = seen.heat.made('update')
+    assert ident == 'web/s-1'
+    assert fields == {'template': PINNED, 'parameters': {'key': 'k'},
+                      'environment': {}, 'timeout_mins': 1,
+                      'tags': 'climate,reservation:r1',
+                      'disable_rollback': False}
+    assert seen.sessions == ['user-session']
+    # sent once Heat has begun it: the next read is the update's
+    assert answer == {'stack_status': 'UPDATE_IN_PROGRESS',
+                      'stack_status_reason': None}
+    assert update(seen, stack_status='UPDATE_IN_PROGRESS') == {
+        'stack_id': 's-1', 'stack_status': 'UPDATE_COMPLETE',
+        'stack_status_reason': None, 'outputs': OUTPUTS}
+    assert len(seen.heat.made('update')) == 1
+
+
+def test_an_update_heat_rolled_back_says_why_it_failed(cloud):
+    seen = cloud(ScriptedHeat(stack('UPDATE_IN_PROGRESS'), script=[
+        ('ROLLBACK_COMPLETE', 'Stack ROLLBACK completed successfully')]))
+    seen.heat.events_listed = [
+        {'resource_name': 'web', 'resource_status': 'UPDATE_FAILED',
+         'resource_status_reason': 'ResourceInError: resources.web: Went '
+                                   'to status ERROR due to "No valid host"'},
+    ]
+    answer = update(seen, stack_status='UPDATE_IN_PROGRESS')
+    assert answer['stack_status'] == 'ROLLBACK_COMPLETE'
+    assert answer['stack_status_reason'] == (
+        'the update failed (web: ResourceInError: resources.web: Went to '
+        'status ERROR due to "No valid host"); Heat rolled the stack back '
+        'to the template before it: Stack ROLLBACK completed successfully')
+    [(_kind, _ident, query)] = seen.heat.made('events')
+    assert query['filters'] == {'resource_action': 'UPDATE',
+                                'resource_status': 'FAILED'}
+    assert 'outputs' not in answer and seen.heat.made('update') == []
+
+
+def test_a_rollback_that_failed_too_says_so(cloud):
+    seen = cloud(ScriptedHeat(stack('ROLLBACK_FAILED', 'IntegrityError')))
+    seen.heat.events_listed = [
+        {'resource_name': 'web', 'resource_status': 'UPDATE_FAILED',
+         'resource_status_reason': 'boom'}]
+    answer = update(seen, stack_status='ROLLBACK_IN_PROGRESS')
+    assert answer['stack_status_reason'] == (
+        'the update failed (web: boom); Heat\'s rollback to the template '
+        'before it is ROLLBACK_FAILED: IntegrityError')
+
+
+def test_an_update_failed_without_rollback_keeps_heats_reason(cloud):
+    seen = cloud(ScriptedHeat(stack('UPDATE_FAILED', 'quota exceeded')))
+    answer = update(seen, stack_status='UPDATE_IN_PROGRESS')
+    assert (answer['stack_status'], answer['stack_status_reason']) == (
+        'UPDATE_FAILED', 'quota exceeded')
+
+
+def test_an_update_heat_refuses_is_failed_and_one_it_cannot_take_waits(
+        cloud):
+    seen = cloud(ScriptedHeat(stack('CREATE_COMPLETE')))
+    seen.heat.update_error = heat_exc.HTTPBadRequest(json.dumps(
+        {'error': {'message': 'Property error: count'}}).encode())
+    assert update(seen, stack_status=stack_plugin.UPDATE_ASKED) == {
+        'stack_status': 'UPDATE_FAILED',
+        'stack_status_reason': 'Heat refused the update: Property error: '
+                               'count'}
+    # Heat down: raised, the update stays asked for the next pass
+    seen.heat.update_error = heat_exc.HTTPServiceUnavailable(b'down')
+    with pytest.raises(exceptions.CloudUnavailable,
+                       match='updating stack web'):
+        update(seen, stack_status=stack_plugin.UPDATE_ASKED)
+    # busy with another action: nothing sent yet
+    seen.heat.current = stack('SUSPEND_IN_PROGRESS')
+    seen.heat.update_error = None
+    assert update(seen, stack_status=stack_plugin.UPDATE_ASKED) == {}
+    assert len(seen.heat.made('update')) == 2
+
+
+def test_an_update_heat_never_began_is_asked_again_and_a_gone_stack_fails(
+        cloud):
+    seen = cloud(ScriptedHeat(stack('CREATE_COMPLETE')))
+    assert update(seen, stack_status='UPDATE_IN_PROGRESS') == {
+        'stack_status': stack_plugin.UPDATE_ASKED}
+    seen.heat.current = None
+    answer = update(seen, stack_status=stack_plugin.UPDATE_ASKED)
+    assert answer['stack_status'] == 'UPDATE_FAILED'
+    assert 'stack web is gone' in answer['stack_status_reason']
+    assert seen.heat.made('update') == []
 
 
 # -- end ------------------------------------------------------------------

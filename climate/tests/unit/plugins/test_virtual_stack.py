@@ -66,6 +66,11 @@ class RecordingStackBackend(static.StaticStackBackend):
         self.calls.append(('end', reservation['id'], action))
         return super().end(reservation, project_id, action)
 
+    def update(self, reservation, project_id, parts, user_session):
+        self.calls.append(('update', reservation['id'],
+                           reservation.get('parameters')))
+        return super().update(reservation, project_id, parts, user_session)
+
 
 @pytest.fixture
 def env():
@@ -320,28 +325,175 @@ def test_deleting_the_lease_frees_every_part(env):
     assert held() == {}
 
 
-def test_a_started_stack_keeps_its_template_and_changes_its_end(env):
+def started(env, web_count=1, name='started', **extra):
+    """An active lease of the stack with ``web_count`` servers (the end
+    two hours away: the before-end notice, an hour before the end, would
+    otherwise run during the test)."""
+    made = lease(env, name, stack(parameters={'web_count': web_count},
+                                  **extra),
+                 start='now', end=fixtures.iso(7200))
+    return base.wait_status(env, made['id'], 'ACTIVE', timeout=20)
+
+
+def put(env, lease_id, reservation_id, **change):
+    return env.request('PUT', '/v1/leases/' + lease_id, body={
+        'reservations': [dict(change, id=reservation_id)]}, version='1.4')
+
+
+DISK = TEMPLATE.replace('properties: {size: 10}',
+                        'properties: {size: 10, volume_type: ssd}')
+
+
+def test_a_started_stack_takes_a_new_template_its_parts_grown_in_place(
+        env):
     inventory(env)
-    # the end two hours away: the before-end notice (an hour before the
-    # end) would otherwise run during the snapshots below
-    made = lease(env, 'started', stack(), start='now',
-                 end=fixtures.iso(7200))
-    found = base.wait_status(env, made['id'], 'ACTIVE', timeout=20)
+    found = started(env)
+    owner, parts = split(found)
+    assert parts['virtual:instance']['amount'] == 1
+    before = base.unchanged(env)
+    for change, words in (
+            # three servers do not fit on the one host
+            ({'parameters': {'web_count': 3}},
+             "the template's resource web/resource_def (virtual:instance): "),
+            # a volume type none of its reservations has
+            ({'template': DISK},
+             "the template's resource data (virtual:volume): no reservation "
+             "of this started stack has that shape (volume_type \"ssd\")"),
+            ({'stack_name': 'renamed'}, 'a started stack keeps its name')):
+        resp = put(env, found['id'], owner['id'], **change)
+        assert resp.status_int == 409, resp.text
+        assert words in resp.json['error_message'], resp.text
+        assert base.unchanged(env) == before
+    # two fit: the instance part grows (the same reservation), the stack
+    # is updated (the static inventory records it at once)
+    resp = put(env, found['id'], owner['id'], parameters={'web_count': 2})
+    assert resp.status_int == 200, resp.text
+    new_owner, new_parts = split(resp.json['lease'])
+    assert {p['id'] for p in new_parts.values()} == {
+        p['id'] for p in parts.values()}
+    assert new_parts['virtual:instance']['amount'] == 2
+    assert held()[parts['virtual:instance']['id']]['MEMORY_MB'] == 4096
+    assert new_owner['stack_status'] == 'UPDATE_COMPLETE'
+    assert [n['amount'] for n in new_owner['needs']
+            if n['resource_type'] == 'virtual:instance'] == [2]
+    assert {n['reservation_id'] for n in new_owner['needs']} == {
+        p['id'] for p in parts.values()}
+    # back to one: the started part keeps its two slots to the end
+    resp = put(env, found['id'], owner['id'], parameters={'web_count': 1})
+    assert resp.status_int == 200, resp.text
+    new_owner, new_parts = split(resp.json['lease'])
+    assert new_parts['virtual:instance']['amount'] == 2
+    assert [n['amount'] for n in new_owner['needs']
+            if n['resource_type'] == 'virtual:instance'] == [1]
+    # (the static inventory records in the update's transaction: the
+    # refused ones were recorded too, and rolled back)
+    updates = acted(env, 'update')
+    assert updates[-2:] == [
+        ('update', owner['id'], {'web_count': n}) for n in (2, 1)]
+    # an on_end change (or the same parameters) is no update of the stack
+    for change in ({'on_end': 'suspend'}, {'parameters': {'web_count': 1}}):
+        resp = put(env, found['id'], owner['id'], **change)
+        assert resp.status_int == 200, resp.text
+    assert split(resp.json['lease'])[0]['on_end'] == 'suspend'
+    assert acted(env, 'update') == updates
+
+
+class UpdatingStackBackend(RecordingStackBackend):
+    """A backend acting in a cloud whose updates Heat takes a pass to
+    apply: sent, then ``outcome``."""
+
+    acts_in_cloud = True
+    outcome = {'stack_status': 'UPDATE_COMPLETE',
+               'stack_status_reason': None, 'outputs': [
+                   {'output_key': 'first', 'output_value': '10.0.0.5'}]}
+
+    def update(self, reservation, project_id, parts, user_session):
+        self.calls.append(('update', reservation['id'],
+                           reservation.get('stack_status'),
+                           sorted(p['resource_type'] for p in parts)))
+        if reservation['stack_status'] == 'UPDATE_ASKED':
+            return {'stack_status': 'UPDATE_IN_PROGRESS'}
+        return dict(self.outcome)
+
+
+@pytest.fixture
+def updating(env):
+    plugin = env.plugin('virtual:stack')
+    plugin._backend = env.backend = UpdatingStackBackend(plugin_conf())
+    return plugin
+
+
+def shown(env, lease_id):
+    return split(base.admin(env, 'GET', '/v1/leases/' + lease_id)
+                 ['lease'])[0]
+
+
+def test_a_started_stack_is_updated_after_the_commit_and_followed(
+        env, updating):
+    inventory(env)
+    found = started(env)
+    owner, _parts = split(found)
+    resp = put(env, found['id'], owner['id'], parameters={'web_count': 2})
+    assert resp.status_int == 200, resp.text
+    # sent after the commit, with the parts as they are now
+    kinds = ['virtual:floatingip', 'virtual:instance', 'virtual:volume']
+    assert acted(env, 'update') == [
+        ('update', owner['id'], 'UPDATE_ASKED', kinds)]
+    assert split(resp.json['lease'])[0]['stack_status'] == \
+        'UPDATE_IN_PROGRESS'
+    # another update while Heat works on this one: 409, nothing changed
+    before = base.unchanged(env)
+    resp = put(env, found['id'], owner['id'], parameters={'web_count': 1})
+    assert resp.status_int == 409, resp.text
+    assert 'still applying its last update' in resp.json['error_message']
+    assert base.unchanged(env) == before
+    # the periodic pass records Heat's outcome, then leaves it alone
+    assert updating.heal(context.admin_context()) == [owner['id']]
+    now = shown(env, found['id'])
+    assert now['stack_status'] == 'UPDATE_COMPLETE'
+    assert now['outputs'] == UpdatingStackBackend.outcome['outputs']
+    assert updating.heal(context.admin_context()) == []
+    assert len(acted(env, 'update')) == 2
+
+
+def test_an_update_heat_fails_is_shown_and_sent_again_on_request(
+        env, updating):
+    inventory(env)
+    found = started(env)
+    owner, _parts = split(found)
+    env.backend.outcome = {
+        'stack_status': 'ROLLBACK_COMPLETE',
+        'stack_status_reason': 'the update failed (web: No valid host); '
+                               'Heat rolled the stack back'}
+    resp = put(env, found['id'], owner['id'], parameters={'web_count': 2})
+    assert resp.status_int == 200, resp.text
+    assert updating.heal(context.admin_context()) == [owner['id']]
+    now = shown(env, found['id'])
+    assert now['stack_status'] == 'ROLLBACK_COMPLETE'
+    assert 'No valid host' in now['stack_status_reason']
+    # the booking stays grown (an active part never shrinks); an on_end
+    # change sends nothing, the same parameters again retry the update
+    assert split(base.get(env, found['id']))[1]['virtual:instance'][
+        'amount'] == 2
+    resp = put(env, found['id'], owner['id'], on_end='suspend')
+    assert resp.status_int == 200, resp.text
+    assert len(acted(env, 'update')) == 2
+    resp = put(env, found['id'], owner['id'], parameters={'web_count': 2})
+    assert resp.status_int == 200, resp.text
+    assert acted(env, 'update')[-1][2] == 'UPDATE_ASKED'
+    assert len(acted(env, 'update')) == 3
+
+
+def test_a_started_wake_stack_keeps_its_template(env, holding):
+    inventory(env)
+    found = started(env, on_start='wake')
     owner, _parts = split(found)
     before = base.unchanged(env)
-    for change in ({'parameters': {'web_count': 1}},
-                   {'stack_name': 'renamed'}):
-        resp = env.request('PUT', '/v1/leases/' + made['id'], body={
-            'reservations': [dict(change, id=owner['id'])]})
-        assert resp.status_int == 409, resp.text
-        assert 'of a started stack cannot change' in \
-            resp.json['error_message'], resp.text
-        assert base.unchanged(env) == before
-    resp = env.request('PUT', '/v1/leases/' + made['id'], body={
-        'reservations': [{'id': owner['id'], 'on_end': 'suspend'}]},
-        version='1.4')
-    assert resp.status_int == 200, resp.text
-    assert split(resp.json['lease'])[0]['on_end'] == 'suspend'
+    resp = put(env, found['id'], owner['id'], parameters={'web_count': 2})
+    assert resp.status_int == 409, resp.text
+    assert 'started wake stack cannot change' in \
+        resp.json['error_message']
+    assert base.unchanged(env) == before
 
 
 # -- on_start: wake -------------------------------------------------------
@@ -413,7 +565,9 @@ def test_a_started_wake_stack_is_held_no_more_and_knows_its_hosts(
     assert holding.heal(context.admin_context()) == []
     owner, _parts = split(base.admin(env, 'GET', '/v1/leases/' + made['id'])
                           ['lease'])
-    assert holding._hold(context.admin_context(), made, owner) is False
+    # nor one that read it pending, before the start
+    assert holding._follow(context.admin_context(), made,
+                           dict(owner, status='pending')) is False
     assert len(acted(env, 'hold')) == holds
     # the start saw where the instance part's slots are
     [(_kind, hosts)] = acted(env, 'hosts')
@@ -448,3 +602,22 @@ def test_a_new_template_of_a_pending_wake_stack_makes_it_again(
         'reservations': [{'id': owner['id'], 'on_end': 'snapshot'}]})
     assert resp.status_int == 200, resp.text
     assert len(acted(env, 'discard')) == 1
+
+
+def test_only_a_wake_stacks_instance_part_starts_with_its_slots_held(
+        env, holding, monkeypatch):
+    """The woken servers hold the instance part's slots with their own
+    flavor: the part's start tells the instance backend so (its flavor's
+    Placement inventory is kept closed); a create stack's part is open
+    to the servers Heat boots with its flavor."""
+    inventory(env, hosts=2, addresses=('172.24.4.10', '172.24.4.11'))
+    backend = env.plugin('virtual:instance').backend
+    seen = {}
+
+    def start(view, *args):
+        seen[view['id']] = view.get('slots_held')
+        return type(backend).start(backend, view, *args)
+    monkeypatch.setattr(backend, 'start', start)
+    woken = split(started(env, on_start='wake'))[1]['virtual:instance']
+    made = split(started(env, name='made'))[1]['virtual:instance']
+    assert seen == {woken['id']: True, made['id']: False}

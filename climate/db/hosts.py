@@ -497,9 +497,7 @@ def _starting_query(with_mine):
 def _busy_query(with_mine):
     return sa.select(Book.provider_id).distinct().where(
         Book.provider_id.in_(sa.bindparam('providers', expanding=True)),
-        # ledger.overlapping of the window, bounded below by 'after'
-        Book.start_date > _at('after'), Book.start_date < _at('end'),
-        Book.end_date > _at('start'), _not_mine_param(with_mine))
+        ledger.overlapping_at(), _not_mine_param(with_mine))
 
 
 @functools.lru_cache(maxsize=None)

@@ -207,6 +207,7 @@ def _lock(session, provider_ids):
     return _by_provider(session.connection().execute(
         _lock_query(LOCKING), {'providers': sorted(set(provider_ids))}))
 
+
 def started_after(session, when):
     """The earliest start a booking overlapping a window from ``when`` on
     may have: ``when`` minus the longest booking's length bound
@@ -252,6 +253,15 @@ def time_param(name):
     return sa.bindparam(name, type_=sa.DateTime())
 
 
+def overlapping_at():
+    """WHERE clause: :func:`overlapping` with its window and bound below
+    as the parameters ``start``, ``end`` and ``after``, for statements
+    built once."""
+    return sa.and_(Book.start_date > time_param('after'),
+                   Book.start_date < time_param('end'),
+                   Book.end_date > time_param('start'))
+
+
 def overlapping(session, start, end, after=None):
     """WHERE clause: the bookings overlapping ``[start, end)``, for a read
     of some providers' own index ranges, bounded below by ``after``
@@ -267,10 +277,7 @@ def _booked_query(excluding):
     query = sa.select(Book.provider_id, Book.resource_class,
                       Book.start_date, Book.end_date, Book.amount).where(
         Book.provider_id.in_(sa.bindparam('providers', expanding=True)),
-        # overlapping(), with its bound below as a parameter
-        Book.start_date > time_param('after'),
-        Book.start_date < time_param('end'),
-        Book.end_date > time_param('start'))
+        overlapping_at())
     if excluding:
         query = query.where(Book.reservation_id != sa.bindparam('mine'))
     return query

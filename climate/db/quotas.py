@@ -105,8 +105,7 @@ def _holdings_query(dialect, with_records):
         Book.amount).where(
         Book.project_id == sa.bindparam('project_id'),
         Book.resource_class.in_(sa.bindparam('classes', expanding=True)),
-        Book.start_date > _param('after'), Book.start_date < _param('end'),
-        Book.end_date > _param('start'))
+        ledger.overlapping_at())
     if with_records:
         query = query.union_all(sa.select(
             Record.lease_id, Record.resource_class, Record.start_date,
@@ -123,9 +122,7 @@ def _holdings_query(dialect, with_records):
 def _held_query(dialect, with_records, with_share):
     parts = []
     for table, where in (
-            (Book, (Book.start_date > _param('after'),
-                    Book.start_date < _param('end'),
-                    Book.end_date > _param('start'))),
+            (Book, (ledger.overlapping_at(),)),
             (Record, (Record.end_date > _param('start'),
                       Record.start_date < _param('end')))):
         if table is Record and not with_records:

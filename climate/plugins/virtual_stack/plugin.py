@@ -503,7 +503,11 @@ class VirtualStackPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
         with db_api.writer(ctx) as session:
             answer = self.backend.start(
                 reservation, lease['project_id'],
-                self._parts_of(session, reservation, ctx=ctx),
+                # where the instance parts' slots are: a woken stack's
+                # servers go there, a created one's by their flavors
+                self._parts_of(session, reservation, ctx=ctx if
+                               reservation.get('on_start') == 'wake'
+                               else None),
                 lambda: self.user_session(lease))
             self._store(session, reservation['id'], answer)
 

@@ -272,6 +272,18 @@ def placement(servers, needs, parts):
     return placed
 
 
+def _shown(stack):
+    """What the reservation shows of the stack as Heat answers it."""
+    return {'stack_id': stack['id'],
+            'stack_status': stack.get('stack_status'),
+            'stack_status_reason': stack.get('stack_status_reason')}
+
+
+def _outputs(stack):
+    """The stack's outputs as stored on the reservation."""
+    return [dict(output) for output in stack.get('outputs') or ()]
+
+
 def _state(value):
     """What a polled value is, for a timeout's message."""
     if value is None:
@@ -528,11 +540,7 @@ class HeatStackBackend(base.StackBackend):
             woken = self._wake(heat, reservation, project_id, stack, parts,
                                user_session)
         stack = self._get(heat, _ident(stack), outputs=True) or stack
-        answer = {'stack_id': stack['id'],
-                  'stack_status': stack.get('stack_status'),
-                  'stack_status_reason': stack.get('stack_status_reason'),
-                  'outputs': [dict(output)
-                              for output in stack.get('outputs') or ()]}
+        answer = dict(_shown(stack), outputs=_outputs(stack))
         if woken is not None:
             answer['servers'] = woken
         return answer
@@ -570,8 +578,7 @@ class HeatStackBackend(base.StackBackend):
                   'stack_status_reason': None}
         if status == 'UPDATE_COMPLETE':
             done = self._get(heat, _ident(stack), outputs=True) or stack
-            answer['outputs'] = [dict(output)
-                                 for output in done.get('outputs') or ()]
+            answer['outputs'] = _outputs(done)
             LOG.info('Reservation %s: stack %s updated',
                      reservation['id'], name)
         else:
@@ -706,8 +713,7 @@ class HeatStackBackend(base.StackBackend):
                         if _failed(reservation.get('stack_status')) and
                         before else None)}
         status = stack.get('stack_status')
-        answer = {'stack_id': stack['id'], 'stack_status': status,
-                  'stack_status_reason': stack.get('stack_status_reason')}
+        answer = _shown(stack)
         if _failed(status):
             LOG.warning('Reservation %s: stack %s is %s (%s); deleted, to '
                         'be made again', rid, stack['stack_name'], status,

@@ -9,6 +9,7 @@ import pytest
 from climate import context
 from climate.db import api as db_api
 from climate.db import models
+from climate import exceptions
 from climate.plugins.virtual_stack.backends import static
 from climate.tests import fixtures
 from climate.tests.unit.plugins import test_virtual_instance as base
@@ -583,6 +584,26 @@ def test_a_wake_stack_goes_with_a_lease_deleted_before_its_start(
     assert resp.status_int == 204, resp.text
     assert acted(env, 'discard') == [('discard', owner['id'], 's-1')]
     assert held() == {}
+
+
+def test_a_wake_stack_lease_is_not_deleted_while_heat_is_down(
+        env, holding, monkeypatch):
+    inventory(env)
+    made = lease(env, 'kept', stack(on_start='wake'))
+    booked = held()
+
+    def down(reservation, project_id):
+        raise exceptions.CloudUnavailable(service='Heat',
+                                          reason='connection refused')
+    monkeypatch.setattr(env.backend, 'discard', down)
+    resp = env.request('DELETE', '/v1/leases/' + made['id'])
+    # the held stack would be left behind: the delete is refused whole,
+    # to be sent again
+    assert resp.status_int == 503, resp.text
+    assert 'Heat is unavailable' in resp.text
+    assert base.admin(env, 'GET', '/v1/leases/' + made['id'])['lease'][
+        'status'] == made['status']
+    assert held() == booked
 
 
 def test_a_new_template_of_a_pending_wake_stack_makes_it_again(

@@ -14,6 +14,7 @@ statements whatever the inventory size.
 """
 
 import collections
+import datetime
 import functools
 import time
 
@@ -623,6 +624,32 @@ def free_candidates(ctx, host_ids, start, end, limit, horizon,
                     clear, missing - len(far)))
     rows = (ranked + far)[:limit]
     return [tuple(c) for c in rows], len(ranked) + len(far)
+
+
+def free_hosts(ctx, host_ids, start, end, exclude_reservation=None):
+    """Which of ``host_ids`` :func:`free_candidates` can offer over
+    ``[start, end)``: reservable and enabled, with no booking of any
+    class over the window; by id.  The same two statements as its choice,
+    so that a refusal's count is the choice's count."""
+    ids = sorted(set(host_ids))
+    if not ids:
+        return []
+    with db_api.reader(ctx) as session:
+        window = _Window(session, start, end, datetime.timedelta(0),
+                         exclude_reservation)
+        busy = window.busy(ids)
+        return [h for h in window.up(ids) if h not in busy]
+
+
+def usable_hosts(ctx, host_ids):
+    """Which of ``host_ids`` are reservable and enabled, by id (the
+    choice's ``up`` statement)."""
+    ids = sorted(set(host_ids))
+    if not ids:
+        return []
+    with db_api.reader(ctx) as session:
+        return session.connection().execute(
+            _up_query(False), {'ids': ids}).scalars().all()
 
 
 def matching_host_ids(ctx, where):

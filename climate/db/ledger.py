@@ -766,6 +766,10 @@ def place(session, reservation_id, lease_id, shape, count, start, end,
 
     :returns: ``{provider: units}``.
     :raises Conflict: they do not fit; the message says how many do.
+        Its kwargs: ``available`` (the units that fit, the providers
+        lost under lock counted full, as the search counts them) and
+        ``taken`` (those providers, lost to concurrent bookers: a
+        refusal's own reads may still find them free).
     """
     skip = set()
     found = {}
@@ -787,13 +791,23 @@ def place(session, reservation_id, lease_id, shape, count, start, end,
                             inventories), start, end)
             return placed
         skip |= lost
+    # the providers lost under lock in the last round count as the next
+    # search would count them, full: ``available`` is the decision's own
+    # figure, never one it refused with
+    found.update((p, 0) for p in skip if p in found)
     available = capacity.total_fit(found, affinity)
     raise exceptions.Conflict(
-        reason='%d unit(s) of %s %sfit from %s to %s UTC; %d asked' % (
+        reason='%d unit(s) of %s %sfit from %s to %s UTC; %d asked%s' % (
             available, _shape_text(shape),
             {True: 'on one provider ', False: 'on distinct providers ',
-             None: ''}[affinity], _fmt(start), _fmt(end), count),
-        available=available, at=start)
+             None: ''}[affinity], _fmt(start), _fmt(end), count,
+            _taken_text(skip)),
+        available=available, at=start, taken=sorted(skip))
+
+
+def _taken_text(taken):
+    return ' (%d provider(s) taken meanwhile by concurrent bookers)' % len(
+        taken) if taken else ''
 
 
 def _shape_text(shape):
@@ -895,7 +909,8 @@ def _place_free(session, reservation_id, lease_id, cls, count, start, end,
     capacity one by a statement per doubling prefix of the candidates
     (:data:`UNIT_CHUNKS`, :func:`_free_units`).  Providers taken
     meanwhile by concurrent bookers are replaced, at most
-    :data:`PLACE_ROUNDS` times."""
+    :data:`PLACE_ROUNDS` times; the Conflict names them (``taken``) and
+    counts only the others free (``available``)."""
     _check_window(start, end)
     _check_count(count)
     allowed = None if providers is None else _sorted_ids(providers)
@@ -939,11 +954,15 @@ def _place_free(session, reservation_id, lease_id, cls, count, start, end,
             return free
         except exceptions.Conflict as exc:
             skip.add(exc.kwargs.get('provider'))
+    # the ones refused under lock are not free: the count is the
+    # decision's, never one it refused with
+    skip.discard(None)
+    free = [p for p in free if p not in skip]
     raise exceptions.Conflict(
-        reason='%d provider(s) are free %s from %s to %s UTC; %d asked'
+        reason='%d provider(s) are free %s from %s to %s UTC; %d asked%s'
         % (len(free), 'whole' if cls == WHOLE else 'of ' + cls,
-           _fmt(start), _fmt(end), count),
-        available=len(free), at=start)
+           _fmt(start), _fmt(end), count, _taken_text(skip)),
+        available=len(free), at=start, taken=sorted(skip))
 
 
 def place_whole(session, reservation_id, lease_id, count, start, end,

@@ -53,6 +53,7 @@ from climate.db import retries as db_retries
 from climate import exceptions
 from climate.manager import lease_input
 from climate.notifications import lease as lease_notifications
+from climate.plugins.physical_host.backends import nova as nova_backend
 from climate.plugins.physical_host import evacuation
 from climate.plugins.physical_host import inventory as host_inventory
 from climate.scheduling import evacuation as planner
@@ -63,8 +64,12 @@ CONF = cfg.CONF
 
 LOCK_NAME = 'lease_hunts'
 HOST_TYPE = 'physical:host'
-#: The reason a hunt gives Nova for the compute services it disables.
-DISABLED_REASON = 'climate: freed for best-effort lease %s'
+#: The reason a hunt gives Nova for the compute services it disables (the
+#: healing pass does not read such a service as down).
+DISABLED_REASON = nova_backend.HUNT_DISABLED_REASON
+#: What a hunting lease's reason says before the outcome of its last
+#: unfinished pass.
+LAST_PASS = '; last pass at '
 
 
 def host_name(row):
@@ -268,6 +273,14 @@ class Hunter:
         with db_api.writer(ctx):
             lease = db_api.lease_get(ctx, lease_id, for_update=True)
             lease.hunt = dict(lease.hunt or {}, **changes)
+            if 'note' in changes and lease.status == states.HUNTING:
+                # the user (and a test waiting on the lease) sees what the
+                # hunt is doing, not only that it has not finished
+                plan = lease.status_reason or ''
+                plan = plan.split(LAST_PASS)[0]
+                lease.status_reason = '%s%s%s UTC: %s' % (
+                    plan, LAST_PASS, timeutils.utcnow().strftime('%H:%M:%S'),
+                    changes['note'])
 
     def _note(self, ctx, lease_id, note):
         try:

@@ -193,6 +193,21 @@ class ClimateEnvironment:
                  for row in self.rows(model)), key=repr)
         return tables
 
+    def settled_snapshot(self, timeout=30):
+        """:meth:`snapshot` once the event engine has stopped writing
+        (two reads 0.3 s apart equal): a lease just ACTIVE may still have
+        its start's last rows to write, later on a slow machine."""
+        deadline = time.monotonic() + timeout
+        seen = self.snapshot()
+        while True:
+            time.sleep(0.3)
+            now = self.snapshot()
+            if now == seen:
+                return now
+            assert time.monotonic() < deadline, \
+                'the database kept changing for %d s' % timeout
+            seen = now
+
     def outdated_bodies(self):
         """Ids of leases whose stored listing body is not current."""
         with db_api.get_engine().connect() as conn:

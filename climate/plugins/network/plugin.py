@@ -223,9 +223,14 @@ class NetworkPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
         when = ledger.earliest_start(
             session, SHAPE, 1, end - start, start, latest_end=until,
             affinity=False, provider_ids=candidates, kind=db_segments.KIND)
-        later = ('One would be free for as long from %s UTC.' % _fmt(when)
-                 if when is not None else
-                 'None is free for as long before %s UTC.' % _fmt(until))
+        if when is not None and when <= start:
+            # refused over this very window: the ledger's rounds were
+            # spent on segments concurrent requests took under the lock
+            later = 'Concurrent requests took them meanwhile; try again.'
+        elif when is not None:
+            later = 'One would be free for as long from %s UTC.' % _fmt(when)
+        else:
+            later = 'None is free for as long before %s UTC.' % _fmt(until)
         return exceptions.NotEnoughNetworks(
             reason='%s; %d reservable segment(s) match, none is free over '
                    'the whole window. %s' % (head, len(candidates), later))

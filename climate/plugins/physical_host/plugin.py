@@ -385,12 +385,17 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         return self._matches.get(ctx, params)
 
     def _allocate(self, ctx, reservation_id, lease_id, matching, start, end,
-                  need, want, exclude_reservation=None, skip=()):
+                  need, want, exclude_reservation=None, skip=(), what=None,
+                  needed=None):
         """Pick, lock, re-check and write up to ``want`` (at least
-        ``need``) hosts over ``[start, end)``; returns their ids, or None
-        when fewer than ``need`` can be had."""
+        ``need``) hosts over ``[start, end)``; returns their ids.  Fewer
+        than ``need`` to be had: NotEnoughHosts (:meth:`_not_enough`, for
+        ``needed`` hosts in all, ``need`` unless given), counted with the
+        choice's own predicates, the hosts lost under lock to a concurrent
+        writer left out."""
         accepted = []
         skip = set(skip)
+        lost_to_others = set()
         # the ledger rows locked on the way, so that booking the hosts
         # found free under that lock does not lock and read them again
         inventories = {}
@@ -402,9 +407,7 @@ class PhysicalHostPlugin(base.ResourcePlugin):
                 ctx, matching, start, end, missing,
                 sched.fit_horizon(start, end), exclude_reservation,
                 skip | set(accepted))
-            if free + len(accepted) < need:
-                return None
-            if not rows:
+            if free + len(accepted) < need or not rows:
                 break
             # ranked by the choice rule already
             chosen = [row[0] for row in rows]
@@ -413,10 +416,13 @@ class PhysicalHostPlugin(base.ResourcePlugin):
                 ctx, locked, start, end, exclude_reservation)
             accepted.extend(h for h in chosen if h not in lost)
             skip |= lost
+            lost_to_others |= lost
             if not lost:
                 break
         if len(accepted) < need:
-            return None
+            raise self._not_enough(ctx, matching, needed or need, start,
+                                   end, exclude_reservation, what,
+                                   taken=lost_to_others)
         # with a reservation left out (an update), its own bookings on
         # the hosts were not seen: let the ledger read them
         db_hosts.allocations_add(
@@ -425,30 +431,45 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         return accepted
 
     def _not_enough(self, ctx, matching, count, start, end,
-                    exclude_reservation=None, what=None):
+                    exclude_reservation=None, what=None, taken=()):
         """NotEnoughHosts saying how many match, how many are free and the
-        earliest start with ``count`` free for as long."""
-        busy = db_hosts.busy_intervals(ctx, matching, start, end,
-                                       exclude_reservation)
-        free = sum(1 for h in matching
-                   if not any(s < end and e > start
-                              for s, e in busy.get(h, ())))
-        if len(matching) < count:
-            later = 'never: only %d host(s) match' % len(matching)
+        earliest start with ``count`` free for as long.
+
+        "Free" is what the choice offers (``db_hosts.free_hosts``: the
+        statements of ``free_candidates``): reservable and enabled, no
+        booking over the window; ``taken``, hosts the allocation found
+        booked under lock (a concurrent writer's, which this
+        transaction's snapshot may not show), are not.  So a refusal
+        never counts as free a host the choice would not take."""
+        free = [h for h in db_hosts.free_hosts(ctx, matching, start, end,
+                                               exclude_reservation)
+                if h not in set(taken)]
+        usable = set(db_hosts.usable_hosts(ctx, matching))
+        if len(usable) < count:
+            later = 'never: only %d host(s) match' % len(usable)
         else:
             windows, _until = search_windows(
-                ctx, matching, count, end - start, start, limit=1,
+                ctx, sorted(usable), count, end - start, start, limit=1,
                 exclude_reservation=exclude_reservation)
             when = windows[0]['start'] if windows else None
             later = ('from %s UTC' % _fmt(when) if when else
                      'not within the calendar')
+        notes = ''
+        if len(usable) < len(set(matching)):
+            notes += (' %d of them are down, disabled or not reservable.' %
+                      (len(set(matching)) - len(usable)))
+        if len(free) >= count:
+            # free by the committed bookings, booked under lock meanwhile
+            notes += (' Concurrent requests took the free ones meanwhile; '
+                      'try again.')
         return exceptions.NotEnoughHosts(
             reason='%s%d host(s) match the filters and %d of them are free '
                    'from %s to %s UTC; %d needed. %d would be free for as '
-                   'long %s.' % (
-                       (what + ': ') if what else '', len(matching), free,
-                       _fmt(start), _fmt(end), count, count, later),
-            matching=len(matching), free=free,
+                   'long %s.%s' % (
+                       (what + ': ') if what else '', len(matching),
+                       len(free), _fmt(start), _fmt(end), count, count,
+                       later, notes),
+            matching=len(matching), free=len(free),
             earliest_start=later)
 
     def reserve(self, ctx, lease, reservation):
@@ -460,9 +481,6 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         got = self._allocate(ctx, reservation['id'], lease['id'], matching,
                              start, end, reservation['min'],
                              reservation['max'])
-        if got is None:
-            raise self._not_enough(ctx, matching, reservation['min'], start,
-                                   end)
         LOG.debug('Reservation %s holds hosts %s', reservation['id'], got)
         return reservation['id']
 
@@ -475,24 +493,17 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         start = parse_view_date(lease['start_date'])
         end = parse_view_date(lease['end_date'])
         matching = self.matching(ctx, reservation)
-        got = self._allocate(ctx, reservation['id'], lease['id'], matching,
-                             start, end, count, count)
-        if got is None:
-            raise self._not_enough(ctx, matching, count, start, end)
-        return got
+        return self._allocate(ctx, reservation['id'], lease['id'], matching,
+                              start, end, count, count)
 
     def book_hosts(self, ctx, lease, reservation, host_ids, start):
         """Book the hosts ``host_ids`` (freed by a best-effort hunt) into
         the reservation from ``start`` to the lease's end; NotEnoughHosts
         when one of them is taken."""
         end = parse_view_date(lease['end_date'])
-        got = self._allocate(ctx, reservation['id'], lease['id'],
-                             list(host_ids), start, end, len(host_ids),
-                             len(host_ids))
-        if got is None:
-            raise self._not_enough(ctx, list(host_ids), len(host_ids),
-                                   start, end)
-        return got
+        return self._allocate(ctx, reservation['id'], lease['id'],
+                              list(host_ids), start, end, len(host_ids),
+                              len(host_ids))
 
     def update(self, ctx, old_lease, lease, reservation, new_params):
         """Move, resize or re-filter a reservation; the lease stays as it
@@ -558,12 +569,9 @@ class PhysicalHostPlugin(base.ResourcePlugin):
             added = self._allocate(ctx, res_id, lease['id'], matching, since,
                                    end, need, high - len(keep),
                                    exclude_reservation=res_id,
-                                   skip=set(current))
-            if added is None:
-                raise self._not_enough(
-                    ctx, matching, low, since, end, exclude_reservation=res_id,
-                    what='cannot %s reservation %s' % (
-                        'grow' if active else 'move', res_id))
+                                   skip=set(current), needed=low,
+                                   what='cannot %s reservation %s' % (
+                                       'grow' if active else 'move', res_id))
         if active and added:
             self.backend.replace(res_id, lease['project_id'], [],
                                  [host_facts(h) for h in

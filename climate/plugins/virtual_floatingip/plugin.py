@@ -239,7 +239,7 @@ class FloatingIPPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
                              for p in wanted], start, end)
             except exceptions.Conflict as exc:
                 raise self._not_enough(session,
-                                       taken=exc.kwargs.get('provider'),
+                                       taken=[exc.kwargs.get('provider')],
                                        **refusal)
         if rest > 0:
             if len(others) < rest:
@@ -248,16 +248,25 @@ class FloatingIPPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
                 ledger.place_units(session, res_id, lease_id,
                                    db_fips.FLOATING_IP, rest, start, end,
                                    providers=others, kind=db_fips.KIND)
-            except exceptions.Conflict:
+            except exceptions.Conflict as exc:
                 # the refusal counts the required ones as free: they are
                 # (the transaction rolls back)
                 ledger.release(session, res_id, wanted)
-                raise self._not_enough(session, **refusal)
+                raise self._not_enough(session,
+                                       taken=exc.kwargs.get('taken', ()),
+                                       **refusal)
 
     def _not_enough(self, session, params, start, end, wanted, others, rest,
-                    what=None, taken=None, closed=()):
-        """NotEnoughFloatingIPs: how many addresses are free over the
-        window, and from when the request would fit."""
+                    what=None, taken=(), closed=()):
+        """NotEnoughFloatingIPs: which required addresses are booked,
+        how many of the others are free over the window, and from when
+        the request would fit.
+
+        Counted as the decision counts: every required address must be
+        free, and ``rest`` of the others; an address free by the
+        search's statement (``ledger.free_units``) but refused under
+        the lock (``taken``: a concurrent booker's) is not.  So the
+        sentence never says enough are free while refusing them."""
         network = params['network_id']
         asked = len(wanted) + rest
         head = '%s%d floating IP(s) asked on network %s from %s to %s UTC' \
@@ -272,15 +281,27 @@ class FloatingIPPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
                     'is' if len(closed) == 1 else 'are'))
         # an address has capacity one and nothing reserved (its
         # registration's inventory): free is no booking over the window
-        count = len(ledger.free_units(
+        taken = set(taken)
+        free = set(ledger.free_units(
             session, others + wanted, db_fips.FLOATING_IP, start, end,
-            db_fips.KIND)) if others or wanted else 0
-        text = '%s; %d of the %d reservable address(es) it could take ' \
-            'are free over the whole window' % (head, count,
-                                                len(others) + len(wanted))
-        if taken in names:
-            text += ' (required address %s is booked by another lease ' \
-                'then)' % names[taken]
+            db_fips.KIND)) - taken if others or wanted else set()
+        parts = []
+        busy = in_order(names[p] for p in wanted
+                        if p not in free and p in names)
+        if busy:
+            parts.append('required address(es) %s %s booked by another '
+                         'lease then' % (', '.join(busy),
+                                         'is' if len(busy) == 1 else 'are'))
+        if rest > 0 or not wanted:
+            lost = len(taken.intersection(others))
+            parts.append(
+                '%d of the %d %sreservable address(es) it could take are '
+                'free over the whole window%s' % (
+                    sum(1 for p in others if p in free), len(others),
+                    'other ' if wanted else '',
+                    ' (%d taken meanwhile by concurrent requests)' % lost
+                    if lost else ''))
+        text = '%s; %s' % (head, '; '.join(parts))
         if len(others) < rest:
             later = ('It never fits: the network has %d reservable '
                      'address(es) besides the required ones, %d asked.' % (
@@ -289,7 +310,11 @@ class FloatingIPPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
             until = instance_plugin.horizon_end(start, end - start)
             when = self._earliest(session, wanted, others, rest,
                                   end - start, start, until)
-            if when is not None:
+            if when is not None and when <= start:
+                # refused over this very window: they were free when
+                # read and taken under the lock by concurrent requests
+                later = 'Concurrent requests took them meanwhile; try again.'
+            elif when is not None:
                 later = 'It would fit for as long from %s UTC.' % _fmt(when)
             else:
                 later = 'It does not fit for as long before %s UTC.' % (

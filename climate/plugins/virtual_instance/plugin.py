@@ -431,7 +431,11 @@ class VirtualInstancePlugin(backend_loader.BackendOwner,
                 session, shape, count, end - start, start, latest_end=until,
                 affinity=affinity, provider_ids=providers,
                 kind=ledger.COMPUTE_HOST)
-            if when is not None:
+            if when is not None and when <= start:
+                # refused over this very window: the ledger's rounds were
+                # spent on hosts concurrent requests took under the lock
+                later = 'Concurrent requests took them meanwhile; try again.'
+            elif when is not None:
                 later = 'All %d would fit for as long from %s UTC.' % (
                     count, _fmt(when))
             else:

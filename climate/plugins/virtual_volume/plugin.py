@@ -86,11 +86,18 @@ def volume_count(params):
     return params.get('count') or params['size_gb']
 
 
-def most_free_gb(free):
+def most_free_gb(free, shape=None):
     """The most gigabytes free on one pool of a ``ledger.free_capacity``
-    view (0 when it holds no pool)."""
+    view (0 when it holds no pool); with ``shape``, on one pool where
+    the shape's other classes (its volumes) fit too: the booking takes
+    the whole shape on one pool, and a pool without room for the volumes
+    offers none of its gigabytes."""
+    others = {cls: amount for cls, amount in (shape or {}).items()
+              if cls != db_pools.VOLUME_GB and amount > 0}
     return max((held.get(db_pools.VOLUME_GB, {}).get('free', 0)
-                for held in free.values()), default=0)
+                for held in free.values()
+                if all(held.get(cls, {}).get('free', 0) >= amount
+                       for cls, amount in others.items())), default=0)
 
 
 def holding(pools, shape):
@@ -379,27 +386,36 @@ class VirtualVolumePlugin(backend_loader.BackendOwner, base.ResourcePlugin):
             shape[db_pools.VOLUME_GB], shape[db_pools.VOLUME])
 
     @staticmethod
-    def most_free(session, pools, start, end):
+    def most_free(session, pools, start, end, shape=None, taken=()):
         """The most gigabytes free over ``[start, end)`` on one of
         ``pools`` (``(provider, {class: usable})``): the bookings of the
         largest pools first, :data:`MOST_FREE_CHUNK` pools (then eight
         times as many) a read, until no pool left can have more free
-        than found (a pool never has more free than its capacity)."""
+        than found (a pool never has more free than its capacity).
+
+        With ``shape``, only on pools where its volumes fit too
+        (:func:`most_free_gb`); the pools ``taken`` (lost under the lock
+        to concurrent bookers) offer none: a refusal's figure is then the
+        decision's."""
         order = sorted(((usable.get(db_pools.VOLUME_GB, 0), provider)
-                        for provider, usable in pools), reverse=True)
+                        for provider, usable in pools
+                        if provider not in taken), reverse=True)
         most, done, size = 0, 0, MOST_FREE_CHUNK
         while done < len(order) and order[done][0] > most:
             chunk = [provider for _gb, provider in order[done:done + size]]
             most = max(most, most_free_gb(ledger.free_capacity(
-                session, chunk, start, end, ledger.VOLUME_POOL)))
+                session, chunk, start, end, ledger.VOLUME_POOL), shape))
             done += size
             size *= 8
         return most
 
     def _not_enough(self, session, params, shape, providers, start, end,
-                    what=None, pools=None):
+                    what=None, pools=None, taken=()):
         """NotEnoughCapacity: the most gigabytes free on one matching pool
-        over the window, and from when the request would fit.
+        with room for the volumes over the window (as the decision
+        counts: the whole shape on one pool, none on the pools ``taken``
+        under the lock by concurrent bookers), and from when the request
+        would fit.
 
         :param pools: ``(provider, {class: usable})`` of ``providers``
             when the caller has them (:meth:`matching_pools`); else read
@@ -419,7 +435,7 @@ class VirtualVolumePlugin(backend_loader.BackendOwner, base.ResourcePlugin):
                              session, providers,
                              ledger.VOLUME_POOL).items()]
             candidates = holding(pools, shape)
-            most = self.most_free(session, pools, start, end)
+            most = self.most_free(session, pools, start, end, shape, taken)
             if not candidates:
                 later = ('It never fits on one matching pool, even with '
                          'nothing else booked.')
@@ -429,7 +445,12 @@ class VirtualVolumePlugin(backend_loader.BackendOwner, base.ResourcePlugin):
                     session, shape, 1, end - start, start,
                     latest_end=until, affinity=True,
                     provider_ids=candidates, kind=ledger.VOLUME_POOL)
-                if when is not None:
+                if when is not None and when <= start:
+                    # refused over this very window: free when read,
+                    # taken under the lock by concurrent requests
+                    later = ('Concurrent requests took it meanwhile; try '
+                             'again.')
+                elif when is not None:
                     later = 'It would fit for as long from %s UTC.' % (
                         _fmt(when))
                 else:
@@ -437,9 +458,12 @@ class VirtualVolumePlugin(backend_loader.BackendOwner, base.ResourcePlugin):
                              % _fmt(until))
         return exceptions.NotEnoughCapacity(
             reason='%s%s asked on one pool from %s to %s UTC; at most %d GB '
-                   'free on one of the %d reservable pool(s) matching. %s' % (
-                       (what + ': ') if what else '', self._asked(shape),
-                       _fmt(start), _fmt(end), most, len(providers), later),
+                   'free on one of the %d reservable pool(s) matching%s. %s'
+                   % ((what + ': ') if what else '', self._asked(shape),
+                      _fmt(start), _fmt(end), most, len(providers),
+                      ' (of those with room for %d more volume(s))' %
+                      shape[db_pools.VOLUME] if shape.get(db_pools.VOLUME)
+                      else '', later),
             available=0, earliest_start=_fmt(when))
 
     def _place(self, ctx, session, res_id, lease_id, params, start, end,
@@ -465,9 +489,10 @@ class VirtualVolumePlugin(backend_loader.BackendOwner, base.ResourcePlugin):
                                   start, end, affinity=True,
                                   providers=candidates,
                                   kind=ledger.VOLUME_POOL)
-        except exceptions.Conflict:
+        except exceptions.Conflict as exc:
             raise self._not_enough(session, params, shape, providers,
-                                   start, end, what, pools)
+                                   start, end, what, pools,
+                                   exc.kwargs.get('taken', ()))
         pool_id = db_pools.pool_of(next(iter(placed)))
         row = session.get(models.VolumePool, pool_id)
         return row.name if row is not None else None

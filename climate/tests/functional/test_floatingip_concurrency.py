@@ -68,9 +68,10 @@ NETWORKS = {
 BUSY = re.compile(
     r'Not enough floating IPs available: (?P<asked>\d+) floating IP\(s\) '
     r'asked on network (?P<network>\S+) from (?P<start>[\d: -]+) to '
-    r'(?P<end>[\d: -]+) UTC; (?P<free>\d+) of the (?P<size>\d+) '
-    r'reservable address\(es\) it could take are free over the whole '
-    r'window\b')
+    r'(?P<end>[\d: -]+) UTC; (required address\(es\) (?P<busy>[^;]+?) '
+    r'(is|are) booked by another lease then(; |\.))?((?P<free>\d+) of the '
+    r'(?P<size>\d+) (other )?reservable address\(es\) it could take are '
+    r'free over the whole window\b)?')
 UNREGISTERED = 'Not enough floating IPs available. required_floatingips: '
 UNKNOWN_NETWORK = 'Failed to find network %s. ' % NET_UNKNOWN
 FMT = '%Y-%m-%d %H:%M:%S'
@@ -143,12 +144,20 @@ def _classify(body, resp):
         found = BUSY.match(message)
         asked = body['reservations'][0]
         window = concurrency.window_of(body)
-        assert found and (
+        required = set(_required(asked))
+        # the required addresses booked, and the others counted only when
+        # the request takes some of them: what the decision weighed
+        assert found and (found['busy'] or found['free']) and (
             int(found['asked']), found['network'], found['start'],
-            found['end'], int(found['size'])) == (
+            found['end']) == (
             asked['amount'], asked['network_id'], window[0].strftime(FMT),
-            window[1].strftime(FMT), len(NETWORKS[asked['network_id']])) \
-            and int(found['free']) <= int(found['size']), (body, resp.text)
+            window[1].strftime(FMT)), (body, resp.text)
+        if found['busy']:
+            assert set(found['busy'].split(', ')) <= required, resp.text
+        if found['free']:
+            assert int(found['size']) == len(
+                NETWORKS[asked['network_id']]) - len(required) and \
+                int(found['free']) <= int(found['size']), (body, resp.text)
         return 'busy'
     if error.get('error_name') == 'FloatingIPNetworkNotFound' and \
             message.startswith(UNKNOWN_NETWORK):

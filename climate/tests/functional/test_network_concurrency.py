@@ -133,7 +133,8 @@ BUSY = re.compile(
     r'Not enough networks available: ' + ASKED + r'(?P<match>\d+) '
     r'reservable segment\(s\) match, none is free over the whole window\. '
     r'(One would be free for as long from (?P<when>[\d: -]+) UTC|None is '
-    r'free for as long before [\d: -]+ UTC)\.$')
+    r'free for as long before [\d: -]+ UTC|(?P<raced>Concurrent requests '
+    r'took them meanwhile; try again))\.$')
 NO_MATCH = re.compile(
     r'Not enough networks available: ' + ASKED + r'no reservable segment '
     r'matches \(GET /v1/networks lists the segments and their '
@@ -227,11 +228,12 @@ def _classify(body, resp, reservable):
                 sum(1 for s in reservable if pred(_props(s)))] and (
             found['when'] is None or found['when'] >= window[0]), \
             (body, resp.text)
-        # "free from the start asked" contradicts the refusal: the ledger's
-        # bounded search gave up (or, on MariaDB, the sentence read the
-        # transaction's older snapshot); counted with the refusals that
-        # still fit in the end
-        return 'busy-now' if found['when'] == window[0] else 'busy'
+        # refused over a window the search finds free: the ledger's rounds
+        # went to segments concurrent requests took under the lock (said
+        # so, never "free from the start asked"); counted with the
+        # refusals that still fit in the end
+        assert found['when'] != window[0], (body, resp.text)
+        return 'busy-now' if found['raced'] else 'busy'
     if resp.status_code == 400:
         if name == 'MissingParameter' and message.startswith(
                 'Missing parameter network_name.'):

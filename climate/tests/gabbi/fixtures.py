@@ -12,7 +12,7 @@ each request to the application of the environment running at that time.
 fixture) and sets environment variables holding dates relative to the
 current time, for YAML to use as ``$ENVIRON['CLIMATE_IN_1H']``:
 
-``CLIMATE_IN_3S``, ``CLIMATE_IN_1H``, ``CLIMATE_IN_2H``, ``CLIMATE_IN_3H``
+``CLIMATE_IN_8S``, ``CLIMATE_IN_1H``, ``CLIMATE_IN_2H``, ``CLIMATE_IN_3H``
     ISO 8601 UTC without offset, 3 seconds / 1, 2, 3 hours from now.
 ``CLIMATE_IN_1H_BLAZAR``
     The same hour as ``CLIMATE_IN_1H`` in Blazar's ``YYYY-MM-DD HH:MM``.
@@ -62,7 +62,7 @@ class APIFixture(fixture.GabbiFixture):
 
 
 DATE_VARIABLES = {
-    'CLIMATE_IN_3S': 3,
+    'CLIMATE_IN_8S': 8,
     'CLIMATE_IN_1H': 3600,
     'CLIMATE_IN_2H': 2 * 3600,
     'CLIMATE_IN_3H': 3 * 3600,

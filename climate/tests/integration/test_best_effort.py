@@ -32,15 +32,35 @@ def best_effort(count, name):
                               'min': count, 'max': count}]}
 
 
-def wait_status(api, token, lease_id, status, timeout):
+def wait_status(api, token, lease_id, status, quiet=60, cap=300):
     """The lease (read at 1.11: TIMEDOUT is ERROR to older clients) once
-    it is ``status``."""
-    def seen():
+    it is ``status``.
+
+    No fixed deadline: a hunt is slow where the machine is.  The wait
+    goes on while the lease says it is on its way (IN_PROGRESS, whose
+    reason names the hunt's own deadline and its last pass, or
+    STARTING), for ``quiet`` seconds after the last change it shows
+    (status or reason), ``cap`` seconds at most; another status ends it
+    at once.  A failure prints every state seen, with when."""
+    began = time.monotonic()
+    seen = []
+    while True:
         lease = api.call('GET', '/v1/leases/%s' % lease_id, token,
                          version=V).json()['lease']
-        return lease if lease['status'] == status else None
-    return wait_for(seen, timeout, interval=0.2,
-                    message='lease %s %s' % (lease_id, status))
+        now = time.monotonic()
+        state = (lease['status'], lease['status_reason'])
+        if not seen or seen[-1][1:] != state:
+            seen.append((now - began,) + state)
+        if lease['status'] == status:
+            return lease
+        moving = lease['status'] in ('IN_PROGRESS', 'STARTING')
+        if not moving or now - began > cap or now - began - seen[-1][0] > \
+                quiet:
+            raise AssertionError(
+                'lease %s not %s after %.0f s; it showed:\n%s' % (
+                    lease_id, status, now - began, '\n'.join(
+                        '  +%.1f s %s: %s' % item for item in seen)))
+        time.sleep(0.2)
 
 
 def services(compute, names):
@@ -81,7 +101,7 @@ def test_best_effort_frees_hosts_by_live_migration(cloud, api, tokens,
     lease = resp.json()['lease']
     assert lease['status'] == 'IN_PROGRESS', lease
     rid = lease['reservations'][0]['id']
-    lease = wait_status(api, tokens['demo'], lease['id'], 'ACTIVE', 60)
+    lease = wait_status(api, tokens['demo'], lease['id'], 'ACTIVE')
     took = time.monotonic() - posted
     print(f'\nbest effort: 2 hosts freed (2 live migrations) and the lease '
           f'ACTIVE {took:.1f} s after the create')
@@ -131,7 +151,7 @@ def test_best_effort_times_out_and_gives_back(cloud, api, tokens, compute):
     # closed while it hunts
     wait_for(lambda: services(compute, [first])[first] == 'disabled', 20,
              interval=0.2, message='the hunted host closed')
-    lease = wait_status(api, tokens['demo'], lease['id'], 'TIMEDOUT', 60)
+    lease = wait_status(api, tokens['demo'], lease['id'], 'TIMEDOUT')
     assert 'best effort' in lease['status_reason'], lease
     assert first in lease['status_reason'], lease
     assert set(services(compute, [first, second]).values()) == {'enabled'}

@@ -49,6 +49,17 @@ LOG = logging.getLogger(__name__)
 OWNER_KEY = 'climate:owner'
 RESERVATION_KEY = 'climate:reservation'
 FREEPOOL_KEY = 'climate:freepool'
+#: The reason a best-effort hunt gives Nova for the compute services of the
+#: hosts it frees (``climate.manager.hunts``): closed on purpose, so that
+#: Nova places no new server there, not down.
+HUNT_DISABLED_REASON = 'climate: freed for best-effort lease %s'
+
+
+def closed_by_hunt(service):
+    """Whether a disabled compute service was disabled by a hunt."""
+    prefix = HUNT_DISABLED_REASON.split('%s')[0]
+    return (getattr(service, 'disabled_reason', None) or '').startswith(
+        prefix)
 
 #: Seconds one Nova call may take when ``[service_auth] timeout`` is unset.
 CALL_TIMEOUT = 60
@@ -535,11 +546,16 @@ class NovaBackend(base.InventoryBackend):
 
     def down_hosts(self, hosts):
         """Hosts whose nova-compute is down, disabled, or unknown to Nova
-        (one call to os-services whatever the count)."""
+        (one call to os-services whatever the count).  A service a
+        best-effort hunt disabled is not down: the hunt closed it while it
+        frees the host for its lease and opens it again once the host is
+        booked; reading it as down made the host unreservable under the
+        hunt, which then could not book what it had freed."""
         with _Calls('listing compute services'):
             services = self.nova.services.list(binary='nova-compute')
         healthy = {s.host for s in services
-                   if s.state == 'up' and s.status == 'enabled'}
+                   if s.state == 'up' and (s.status == 'enabled' or
+                                           closed_by_hunt(s))}
         return [h for h in hosts if _name(h) not in healthy]
 
 

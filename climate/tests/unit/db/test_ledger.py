@@ -328,6 +328,56 @@ def test_place_refused_says_how_many_fit(ctx):
     assert held(ctx, res_id) == []
 
 
+def test_place_refused_after_its_rounds_counts_the_lost_providers_full(
+        ctx, monkeypatch):
+    """Each provider chosen is filled by a concurrent booker between the
+    search and the lock: after PLACE_ROUNDS rounds the refusal's count
+    is the search's (the lost ones full, the last round's too), and
+    names them, so that no refusal says the units it refused fit."""
+    for name in ('h1', 'h2', 'h3', 'h4'):
+        host(ctx, name, vcpus=4)
+    other_lease, other_res = reservation(ctx)
+    read = ledger._booked
+
+    def concurrent(session, provider_ids, start, end, *args):
+        # committed by another manager once the search had read
+        session.execute(sa.insert(models.LedgerBooking), [dict(
+            id=str(uuid.uuid4()), reservation_id=other_res,
+            lease_id=other_lease, project_id='p', provider_id=p,
+            resource_class='VCPU', amount=4, start_date=start,
+            end_date=end, span_level=ledger.span_level(start, end))
+            for p in provider_ids])
+        return read(session, provider_ids, start, end, *args)
+
+    monkeypatch.setattr(ledger, '_booked', concurrent)
+    lease_id, res_id = reservation(ctx)
+    with pytest.raises(exceptions.Conflict) as err:
+        ledger.run(ctx, ledger.place, res_id, lease_id, SHAPE, 1, at(0),
+                   at(1))
+    assert err.value.kwargs['taken'] == ['h1', 'h2', 'h3']
+    # h4, never reached, is the only one left
+    assert err.value.kwargs['available'] == 2
+    assert str(err.value).endswith(
+        '; 1 asked (3 provider(s) taken meanwhile by concurrent bookers)')
+
+
+def test_place_units_refused_after_its_rounds_counts_none_it_lost(ctx):
+    """Providers refused under the lock (here: nothing usable) are not
+    counted free by the refusal once the rounds are spent."""
+    for name in ('a1', 'a2', 'a3', 'a4'):
+        ledger.run(ctx, ledger.set_inventory, name, 'floatingip',
+                   {'FLOATING_IP': {'total': 1, 'reserved': int(
+                       name != 'a4')}})
+    lease_id, res_id = reservation(ctx)
+    with pytest.raises(exceptions.Conflict) as err:
+        ledger.run(ctx, ledger.place_units, res_id, lease_id,
+                   'FLOATING_IP', 1, at(0), at(1),
+                   providers=['a1', 'a2', 'a3', 'a4'], kind='floatingip')
+    assert err.value.kwargs['available'] == 0
+    assert err.value.kwargs['taken'] == ['a1', 'a2', 'a3']
+    assert str(err.value).startswith('Conflict: 0 provider(s) are free')
+
+
 def test_place_honours_unit_bounds_and_kind(ctx):
     host(ctx, 'h1', vcpus=32, max_unit=1)
     host(ctx, 'h2', vcpus=32)

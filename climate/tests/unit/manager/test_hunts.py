@@ -8,6 +8,7 @@ import time
 import pytest
 
 from climate.db import api as db_api
+from climate.db import hosts as db_hosts
 from climate.db import retries as db_retries
 from climate import context as climate_context
 from climate.manager import hunts
@@ -224,3 +225,31 @@ def test_a_pass_does_not_wait_for_another_managers_hunt(env):
         assert time.monotonic() - began < 1
     assert types.get(env, lease['id'])['status'] == states.HUNTING
     assert worker.run_pass(ctx) == {lease['id']: states.STARTING}
+
+
+def test_a_freed_host_marked_down_is_not_counted_free(env):
+    """A registered host the healing pass marked down (as it once read
+    every disabled compute service, the hunt's own closed ones too): the
+    pass cannot book it and says why with the choice's own count, never
+    "1 free, 1 needed"; the reason shows the pass; once the host is up
+    again the next pass books it."""
+    env.manager.hunts.stop()
+    lease = create(env, 1)
+    hunter = env.manager.hunter
+    ctx = climate_context.admin_context()
+    row = db_api.lease_get(ctx, lease['id'])
+    [host_id] = hunter._register(ctx, lease['id'], dict(row.hunt), ['c3'])
+    db_hosts.host_set_reservable(ctx, [host_id], False)
+    worker = hunts.HuntWorker(env.manager.leases, hunter)
+    assert worker.run_pass(ctx) == {lease['id']: states.HUNTING}
+    reason = types.get(env, lease['id'])['status_reason']
+    assert reason.startswith('freeing 1 host(s) (c3)'), reason
+    assert hunts.LAST_PASS in reason, reason
+    assert '1 host(s) match the filters and 0 of them are free' in reason, \
+        reason
+    assert '1 of them are down, disabled or not reservable' in reason
+    db_hosts.host_set_reservable(ctx, [host_id], True)
+    assert worker.run_pass(ctx) == {lease['id']: states.STARTING}
+    lease = types.wait(env, lease['id'], states.ACTIVE)
+    assert hostnames(env, lease) == ['c3']
+    assert hunts.LAST_PASS not in (lease['status_reason'] or '')

@@ -109,8 +109,8 @@ def test_best_effort_without_a_cloud_is_immediate(env):
     hosts.add_hosts(env, 1)
     lease = create(env, 'hunt', lease_type='best_effort')
     assert lease['status'] == 'STARTING'
-    wait(env, lease['id'], 'ACTIVE')  # settled before the snapshot
-    before = env.snapshot()
+    wait(env, lease['id'], 'ACTIVE')
+    before = env.settled_snapshot()
     resp = env.request('POST', '/v1/leases',
                        body=body('more', lease_type='best_effort'), version=V)
     assert resp.status_int == 409, resp.text
@@ -161,7 +161,7 @@ def test_immediate_starts_at_once_or_is_refused_with_nothing_written(env):
     start = dates.parse(made['start_date'], 'start_date')
     assert abs((start - dates.utcnow()).total_seconds()) < 5
     wait(env, made['id'], 'ACTIVE')
-    before = env.snapshot()
+    before = env.settled_snapshot()
     resp = env.request('POST', '/v1/leases',
                        body=body('second', lease_type='immediate'),
                        version=V)
@@ -316,7 +316,7 @@ def test_retries_run_out(env):
 def test_no_retry_asked_is_an_immediate_answer(env):
     hosts.add_hosts(env, 1)
     wait(env, holder(env)['id'], 'ACTIVE')
-    before = env.snapshot()
+    before = env.settled_snapshot()
     resp = env.request('POST', '/v1/leases', body=body(
         'now-only', lease_type='with_retries', max_retries=0), version=V)
     assert resp.status_int == 409, resp.text

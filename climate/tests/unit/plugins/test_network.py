@@ -206,6 +206,34 @@ def test_capabilities_filter_and_refused_change_while_held(env):
     admin(env, 'DELETE', '/v1/networks/' + seg['id'], expect=204)
 
 
+def test_the_refusal_never_says_one_is_free_over_the_refused_window(
+        env, monkeypatch):
+    """Issue 39's kind: segments found free by the search and booked by
+    concurrent requests before the lock (simulated: booked by another
+    lease just then) spend the ledger's rounds with a fourth one still
+    free; the refusal does not say one would be free from the very
+    start it refused."""
+    for segment in (101, 102, 103, 104):
+        register(env, segment)
+    other = lease(env, 'other', net(), start='2091-01-01 00:00',
+                  end='2091-01-01 01:00')
+    other_res = other['reservations'][0]['id']
+    book = ledger.book
+
+    def concurrent(session, res_id, lease_id, requests, start, end,
+                   *args, **kwargs):
+        if res_id != other_res:
+            book(session, other_res, other['id'], requests[:1], start, end)
+        return book(session, res_id, lease_id, requests, start, end,
+                    *args, **kwargs)
+
+    monkeypatch.setattr(ledger, 'book', concurrent)
+    message = lease(env, 'refused', net(), expect=409)['error_message']
+    assert message.endswith(
+        'none is free over the whole window. Concurrent requests took '
+        'them meanwhile; try again.'), message
+
+
 def test_no_filter_never_offers_an_unreservable_segment(env):
     """Without a filter the ledger looks among every segment only while
     all are reservable; one made unreservable is never booked."""

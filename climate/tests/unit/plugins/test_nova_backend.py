@@ -149,7 +149,8 @@ class FakeNova:
                 self.running -= 1
 
     def _services(self, binary=None):
-        return [types.SimpleNamespace(host=h, state=s[0], status=s[1])
+        return [types.SimpleNamespace(host=h, state=s[0], status=s[1],
+                                      disabled_reason=(s[2:] or [None])[0])
                 for h, s in sorted(self.state.items())]
 
 
@@ -324,6 +325,19 @@ def test_down_hosts(nova, make):
     backend = make()
     down = backend.down_hosts([facts(h) for h in HOSTS])
     assert [h['hypervisor_hostname'] for h in down] == ['c2', 'c3', 'c4']
+
+
+def test_a_host_a_hunt_closed_is_not_down(nova, make):
+    # the hunt disables the service of a host it frees until it has booked
+    # it: read as down, healing made it unreservable under the hunt
+    nova.state = {'c1': ('up', 'disabled',
+                         nova_backend.HUNT_DISABLED_REASON % 'lease-1'),
+                  'c2': ('up', 'disabled', 'operator: new disks'),
+                  'c3': ('down', 'disabled',
+                         nova_backend.HUNT_DISABLED_REASON % 'lease-1'),
+                  'c4': ('up', 'enabled')}
+    down = make().down_hosts([facts(h) for h in HOSTS])
+    assert [h['hypervisor_hostname'] for h in down] == ['c2', 'c3']
 
 
 def test_a_bug_is_not_disguised_as_a_cloud_outage(nova, make):

@@ -270,9 +270,11 @@ def test_the_refusal_says_what_is_free_and_from_when(env):
     answer = lease(env, 'third', fips(
         1, required_floatingips=['172.24.4.10']), start='2090-01-01 01:00',
         end='2090-01-01 01:30', expect=400)
-    assert ('(required address 172.24.4.10 is booked by another lease '
-            'then). It would fit for as long from 2090-01-01 02:00:00 UTC.'
-            ) in answer['error_message']
+    assert answer['error_message'] == (
+        'Not enough floating IPs available: 1 floating IP(s) asked on '
+        'network ext-net from 2090-01-01 01:00:00 to 2090-01-01 01:30:00 '
+        'UTC; required address(es) 172.24.4.10 is booked by another lease '
+        'then. It would fit for as long from 2090-01-01 02:00:00 UTC.')
     # the required address is free, the others are not: the sentence
     # counts it free
     answer = lease(env, 'fourth', fips(
@@ -283,14 +285,55 @@ def test_the_refusal_says_what_is_free_and_from_when(env):
         3, required_floatingips=['172.24.4.11']), start='2090-01-01 02:30',
         end='2090-01-01 03:30', expect=400)
     assert ('3 floating IP(s) asked on network ext-net from 2090-01-01 '
-            '02:30:00 to 2090-01-01 03:30:00 UTC; 1 of the 3 reservable '
-            'address(es) it could take are free over the whole window. It '
-            'would fit for as long from 2090-01-01 03:00:00 UTC.'
+            '02:30:00 to 2090-01-01 03:30:00 UTC; 0 of the 2 other '
+            'reservable address(es) it could take are free over the whole '
+            'window. It would fit for as long from 2090-01-01 03:00:00 UTC.'
             ) in answer['error_message'], answer
     assert lease(env, 'never', fips(4), expect=400)[
         'error_message'].endswith(
         'It never fits: the network has 3 reservable address(es) besides '
         'the required ones, 4 asked.')
+
+
+def test_the_refusal_never_counts_free_what_the_request_cannot_take(env):
+    """Issue 39's kind: the decision needs every required address free
+    and ``amount`` less them of the others; the refusal counts the same
+    way, never the free others toward a busy required address."""
+    register(env)
+    lease(env, 'first', fips(1, required_floatingips=['172.24.4.10']))
+    answer = lease(env, 'second', fips(
+        2, required_floatingips=['172.24.4.10']), expect=400)
+    message = answer['error_message']
+    assert 'required address(es) 172.24.4.10 is booked by another lease ' \
+        'then; 2 of the 2 other reservable address(es) it could take are ' \
+        'free over the whole window.' in message, message
+    assert 'of the 3' not in message
+
+
+def test_the_refusal_leaves_out_addresses_taken_under_the_lock(
+        env, monkeypatch):
+    """An address found free by the search and booked by a concurrent
+    request before the lock (simulated: booked by another lease just
+    then) is not counted free."""
+    register(env)
+    other = lease(env, 'other', fips(1), start='2091-01-01 00:00',
+                  end='2091-01-01 01:00')
+    other_res = other['reservations'][0]['id']
+    book = ledger.book
+
+    def concurrent(session, res_id, lease_id, requests, start, end,
+                   *args, **kwargs):
+        if res_id != other_res:
+            book(session, other_res, other['id'], requests[:1], start, end)
+        return book(session, res_id, lease_id, requests, start, end,
+                    *args, **kwargs)
+
+    monkeypatch.setattr(ledger, 'book', concurrent)
+    answer = lease(env, 'refused', fips(1), expect=400)
+    assert answer['error_message'].endswith(
+        '; 0 of the 3 reservable address(es) it could take are free over '
+        'the whole window (3 taken meanwhile by concurrent requests). It '
+        'would fit for as long from 2090-01-01 02:00:00 UTC.'), answer
 
 
 def test_unreservable_addresses_are_not_offered(env):

@@ -205,13 +205,30 @@ def test_the_409_says_what_is_free_and_from_when(env):
     assert message.startswith('Not enough hosts available'), message
     assert ('20 GB in at most 2 volume(s) asked on one pool from '
             '2090-01-01 01:00:00 to 2090-01-01 03:00:00 UTC; at most 10 GB '
-            'free on one of the 1 reservable pool(s) matching.') in message
+            'free on one of the 1 reservable pool(s) matching (of those '
+            'with room for 2 more volume(s)).') in message
     assert 'It would fit for as long from 2090-01-01 02:00:00 UTC.' in \
         message
     assert lease(env, 'never', volumes(60), expect=409)[
         'error_message'].endswith(
         'It never fits on one matching pool, even with nothing else '
         'booked.')
+
+
+def test_the_409_counts_no_gigabytes_of_a_pool_without_room_for_the_volumes(
+        env):
+    """Issue 39's kind: the booking takes the whole shape (gigabytes and
+    volumes) on one pool; the refusal counts a pool's free gigabytes only
+    where the volumes fit too, never 90 GB free for 20 refused."""
+    add_pool(env, 'p', 100, capabilities={'max_volumes': 1})
+    lease(env, 'first', volumes(10, count=1))
+    message = lease(env, 'second', volumes(20, count=1), expect=409)[
+        'error_message']
+    assert ('20 GB in at most 1 volume(s) asked on one pool from 2090-01-01 '
+            '00:00:00 to 2090-01-01 02:00:00 UTC; at most 0 GB free on '
+            'one of the 1 reservable pool(s) matching (of those with room '
+            'for 1 more volume(s)). It would fit for as long from 2090-01-01 02:00:00 '
+            'UTC.') in message, message
 
 
 def test_pools_fill_and_are_never_overbooked(env):
@@ -275,7 +292,8 @@ def test_a_request_no_pool_holds_is_refused_without_a_search(env,
         raise AssertionError('searched')
     monkeypatch.setattr(ledger, 'place', search)
     message = lease(env, 'x', volumes(60), expect=409)['error_message']
-    assert 'at most 30 GB free on one of the 1 reservable pool(s)' in message
+    assert 'at most 30 GB free on one of the 1 reservable pool(s) ' \
+        'matching (of those with room for 60 more volume(s))' in message
     assert 'It never fits on one matching pool' in message
 
 

@@ -101,7 +101,10 @@ class Climate:
                 self.database.url, self.vhost.transport_url, port,
                 api_threads=self.api_threads, manager=self.manager_opts)
             procs.db_upgrade(config)
-            self.cluster = procs.Cluster(self.workdir, config, port)
+            self.cluster = procs.Cluster(
+                self.workdir, config, port,
+                manager_configs=procs.node_configs(self.workdir,
+                                                   self.database))
             self.cluster.start_api()
             self.cluster.start_managers(self.managers)
             if PROFILE:

@@ -1,7 +1,7 @@
 """Climate benchmarks: python benchmarks/run.py [post] [list] [lag] [hosts]
 [instances] [volumes]
 [floatingips] [stacks] [floor] [ledger] [takeover] [usage] [quotas]
-[retries]
+[retries] [galera]
 
 Each benchmark starts its own climate-api (2 threads) and climate-manager
 processes on a fresh MariaDB database and RabbitMQ vhost (the functional
@@ -30,6 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import bench_floatingips  # noqa: E402
 import bench_floor  # noqa: E402
+import bench_galera  # noqa: E402
 import bench_hosts  # noqa: E402
 import bench_instances  # noqa: E402
 import bench_ledger  # noqa: E402
@@ -52,7 +53,8 @@ BENCHMARKS = {'post': bench_post.run, 'list': bench_list.run,
               'stacks': bench_stacks.run,
               'floor': bench_floor.run, 'ledger': bench_ledger.run,
               'takeover': bench_takeover.run, 'usage': bench_usage.run,
-              'quotas': bench_quotas.run, 'retries': bench_retries.run}
+              'quotas': bench_quotas.run, 'retries': bench_retries.run,
+              'galera': bench_galera.run}
 
 
 def main(argv):

@@ -306,6 +306,15 @@ class DatabaseUnavailable(ServiceUnavailable):
                "in a moment.")
 
 
+class DatabaseBusy(ServiceUnavailable):
+    """A transaction kept losing to concurrent writers (deadlocks, or a
+    Galera cluster's certification failures) after its retries; it
+    rolled back.  The API adds a Retry-After header."""
+    msg_fmt = ("The database could not commit the request now: concurrent "
+               "requests kept conflicting with it. Nothing was changed; try "
+               "again in a moment.")
+
+
 class MessageBusUnavailable(ServiceUnavailable):
     """The API could not reach the managers over the message bus in time.
 

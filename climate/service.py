@@ -25,6 +25,7 @@ def prepare(argv=None, default_config_files=None):
          version=version.version_string(),
          default_config_files=default_config_files)
     logging.setup(CONF, 'climate')
+    db_api.quiet_aborted_rollbacks()
     db_api.configure()
 
 

@@ -5,6 +5,7 @@ from oslo_config import cfg
 from climate.conf import api
 from climate.conf import clients
 from climate.conf import floatingips
+from climate.conf import galera
 from climate.conf import hosts
 from climate.conf import leases
 from climate.conf import manager
@@ -20,5 +21,5 @@ CONF = cfg.CONF
 
 for _module in (paths, api, manager, clients, hosts, outages,
                 volumes, floatingips, networks, stacks, webhooks, quotas,
-                leases):
+                leases, galera):
     _module.register_opts(CONF)

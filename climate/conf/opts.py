@@ -8,6 +8,7 @@ from oslo_log import log
 from climate.conf import api
 from climate.conf import clients
 from climate.conf import floatingips
+from climate.conf import galera
 from climate.conf import hosts
 from climate.conf import leases
 from climate.conf import manager
@@ -20,7 +21,7 @@ from climate.conf import volumes
 from climate.conf import webhooks
 
 _MODULES = [paths, api, manager, clients, hosts, outages, volumes,
-            floatingips, networks, stacks, webhooks, quotas, leases]
+            floatingips, networks, stacks, webhooks, quotas, leases, galera]
 
 DEFAULT_SQLITE = 'sqlite:///$state_path/climate.sqlite'
 

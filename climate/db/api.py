@@ -9,9 +9,12 @@ one transaction or not at all.
 import collections
 import contextlib
 import functools
+import logging
+import sys
 import threading
 import types
 
+from oslo_config import cfg
 import sqlalchemy as sa
 from oslo_db import api as oslo_db_api
 from oslo_db import exception as db_exc
@@ -29,11 +32,44 @@ _main.configure(sqlite_fk=True)
 _thread = threading.local()
 
 
-#: Retry a whole transaction that lost a deadlock; decorate the outermost
-#: function of a transaction with it.
+#: Retry a whole transaction that lost a deadlock (on Galera also a
+#: certification failure: a concurrent writer on another node committed
+#: a row this one wrote); decorate the outermost function of a
+#: transaction with it.  Bounded, the waits doubling from 50 ms with
+#: jitter so that the losers of one conflict do not meet again; the last
+#: loss is answered 503 (``climate.manager.outages``).
 retry_on_deadlock = oslo_db_api.wrap_db_retry(
     max_retries=5, retry_on_deadlock=True, retry_interval=0.05,
-    inc_retry_interval=True, max_retry_interval=1)
+    inc_retry_interval=True, max_retry_interval=1, jitter=True)
+
+
+class _AbortedRollbacks(logging.Filter):
+    """A transaction that a concurrent writer aborted (a Galera node's
+    replication kills a local transaction holding rows it must write)
+    fails its ROLLBACK with the same deadlock error; oslo.db then logs the
+    exception that made it roll back (a 409 it was about to answer, say)
+    as an ERROR "Original exception being dropped" before raising the
+    deadlock, which :data:`retry_on_deadlock` re-runs.  Nothing was lost:
+    said as a warning, in one line."""
+
+    def filter(self, record):
+        # excutils logs while the deadlock is being raised, without
+        # exc_info: the exception in flight is the deadlock
+        exc = record.exc_info[1] if record.exc_info else sys.exc_info()[1]
+        if isinstance(exc, db_exc.DBDeadlock):
+            record.levelno, record.levelname = logging.WARNING, 'WARNING'
+            record.msg = ('A transaction aborted by a concurrent writer '
+                          'failed its rollback too; it is re-run (%s)')
+            record.args = (str(exc).splitlines()[0],)
+            record.exc_info = record.exc_text = None
+        return True
+
+
+def quiet_aborted_rollbacks():
+    """Install :class:`_AbortedRollbacks` (once) on oslo.utils' logger."""
+    logger = logging.getLogger('oslo_utils.excutils')
+    if not any(isinstance(f, _AbortedRollbacks) for f in logger.filters):
+        logger.addFilter(_AbortedRollbacks())
 
 
 def configure(connection=None, **kwargs):
@@ -103,7 +139,21 @@ def _session_settings(dbapi_conn, _record):
         # lease creates booking several kinds of provider deadlocked on
         # rows neither of them wanted.
         cur.execute('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED')
+        # A Galera node applies what other nodes commit a little later:
+        # without the causality wait, a manager on one node may answer
+        # 404 for a lease another node's manager has just created.
+        cur.execute("SHOW VARIABLES LIKE 'wsrep_on'")
+        row = cur.fetchone()
+        if row and str(row[1]).upper() == 'ON':
+            cur.execute('SET SESSION wsrep_sync_wait = %d' % _sync_wait())
     cur.close()
+
+
+def _sync_wait():
+    try:
+        return int(cfg.CONF.galera.sync_wait)
+    except (cfg.NoSuchOptError, AttributeError):
+        return 1  # a tool that registered no options: the default
 
 
 @sa.event.listens_for(sa.engine.Engine, 'before_cursor_execute',

@@ -193,19 +193,40 @@ def _locking(query):
 def _lock_query(locking):
     # built once (per LOCKING, which only the concurrency tests change):
     # every booking runs it
-    query = sa.select(*_INV_COLUMNS).where(Inv.provider_id.in_(
+    query = sa.select(Inv.id, *_INV_COLUMNS).where(Inv.provider_id.in_(
         sa.bindparam('providers', expanding=True))).order_by(
         Inv.provider_id, Inv.resource_class)
     return _locking(query) if locking else query
 
 
+@functools.lru_cache(maxsize=None)
+def _bump_statement():
+    # by primary key, rows already locked in key order: no scan, no wait
+    return sa.update(Inv).where(Inv.id.in_(sa.bindparam(
+        'ids', expanding=True))).values(
+        # not an inventory change: its updated_at stays
+        generation=Inv.generation + 1, updated_at=Inv.updated_at)
+
+
+def _bump(connection, row_ids):
+    """Write the generation of the inventory rows ``row_ids``: what makes
+    two writers of a provider's capacity conflict on every database (see
+    the module's doc, *Locking*)."""
+    if LOCKING and row_ids:
+        connection.execute(_bump_statement(), {'ids': sorted(row_ids)})
+
+
 def _lock(session, provider_ids):
     """Lock the inventory rows of ``provider_ids`` (provider, then class
-    order) and return them: ``{provider: {class: Inventory}}``."""
+    order), bump their generation and return them: ``{provider: {class:
+    Inventory}}``."""
     if not provider_ids:
         return {}
-    return _by_provider(session.connection().execute(
-        _lock_query(LOCKING), {'providers': sorted(set(provider_ids))}))
+    connection = session.connection()
+    rows = connection.execute(_lock_query(LOCKING),
+                              {'providers': sorted(set(provider_ids))}).all()
+    _bump(connection, [row.id for row in rows])
+    return _by_provider(rows)
 
 
 def started_after(session, when):
@@ -1058,6 +1079,9 @@ def set_inventory(session, provider_id, kind, inventories, now=None):
     query = _locking(sa.select(Inv).where(
         Inv.provider_id == provider_id).order_by(Inv.resource_class))
     current = session.execute(query).scalars().all()
+    # a new provider has no row to bump: two first writers meet on the
+    # unique key instead (below)
+    _bump(session.connection(), [row.id for row in current])
     for row in current:
         if row.provider_kind != kind:
             raise exceptions.InvalidInput(

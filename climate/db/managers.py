@@ -47,7 +47,7 @@ _MANAGERS = models.Manager.__table__
 _EVENTS = models.Event.__table__
 
 
-def _clock(connection):
+def clock(connection):
     """The database's time now, naive UTC, to the microsecond."""
     dialect = connection.dialect.name
     if dialect == 'postgresql':
@@ -65,7 +65,7 @@ def _clock(connection):
 def database_time(ctx):
     """The database's clock now (naive UTC)."""
     with db_api.reader(ctx) as session:
-        return _clock(session.connection())
+        return clock(session.connection())
 
 
 @db_api.retry_on_deadlock
@@ -78,7 +78,7 @@ def beat(ctx, name):
     """
     with db_api.writer(ctx) as session:
         conn = session.connection()
-        now = _clock(conn)
+        now = clock(conn)
         if conn.execute(sa.update(_MANAGERS).where(
                 _MANAGERS.c.name == name).values(
                 heartbeat_at=now)).rowcount:
@@ -89,7 +89,7 @@ def beat(ctx, name):
     # into the same gap, deadlocked.
     with db_api.writer(ctx) as session:
         conn = session.connection()
-        now = _clock(conn)
+        now = clock(conn)
         conn.execute(sa.insert(_MANAGERS).values(
             name=name, host=socket.gethostname(), pid=os.getpid(),
             started_at=now, heartbeat_at=now))
@@ -133,7 +133,7 @@ def release_dead(ctx, timeout, due, now=None):
     with db_api.writer(ctx) as session:
         conn = session.connection()
         if now is None:
-            now = _clock(conn)
+            now = clock(conn)
         cutoff = now - timeout
         skip_locked = db_api.supports_skip_locked()
         query = sa.select(_MANAGERS.c.name).where(
@@ -159,7 +159,7 @@ def oldest_heartbeat(ctx, exclude):
     too old, and this says when the next one will be."""
     with db_api.reader(ctx) as session:
         conn = session.connection()
-        now = _clock(conn)
+        now = clock(conn)
         oldest = conn.execute(sa.select(sa.func.min(
             _MANAGERS.c.heartbeat_at)).where(
             _MANAGERS.c.name != exclude)).scalar()

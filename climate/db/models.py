@@ -512,6 +512,12 @@ class LedgerInventory(TimestampMixin, Base):
     min_unit = sa.Column(sa.BigInteger, nullable=False, default=1)
     max_unit = sa.Column(sa.BigInteger, nullable=False)
     step_size = sa.Column(sa.BigInteger, nullable=False, default=1)
+    # bumped by every writer of the provider's capacity (a booking, a
+    # release under rebook, an inventory change): two of them on
+    # different Galera nodes write the same row, so certification fails
+    # one (a row lock alone is local to its node; climate.db.ledger)
+    generation = sa.Column(sa.BigInteger, nullable=False, default=0,
+                           server_default='0')
 
 
 class LedgerBooking(Base):
@@ -623,6 +629,11 @@ class ProjectQuota(TimestampMixin, Base):
     # {class: resource-hours}
     budget = sa.Column(sa.JSON, nullable=True)
     budget_period = sa.Column(sa.String(16), nullable=True)
+    # bumped by every quota check that reads what the project holds: the
+    # write two checks of the project on different Galera nodes conflict
+    # on (climate.db.quotas)
+    generation = sa.Column(sa.BigInteger, nullable=False, default=0,
+                           server_default='0')
 
 
 class BillingRates(Base):
@@ -637,9 +648,13 @@ class BillingRates(Base):
 
 
 class WorkLock(Base):
-    """A named row a manager locks to do a job alone (``lease_retries``:
-    a pass over the waiting leases, ``climate.manager.retries``)."""
+    """A named job one manager at a time does (``lease_retries``: a pass
+    over the waiting leases, ``climate.manager.retries``; ``lease_hunts``)
+    and who holds it until when (``climate.db.work_locks``)."""
 
     __tablename__ = 'work_locks'
 
     name = sa.Column(sa.String(64), primary_key=True)
+    holder = sa.Column(sa.String(255), nullable=True)
+    # the database's clock (UTC): past it, the holder is taken for dead
+    held_until = sa.Column(sa.DateTime, nullable=True)

@@ -29,21 +29,33 @@ def _values(row):
 
 def get(session, project_id, lock=False, create=False):
     """The project's own limits ``{field: value or None}``, or None when
-    it has no row.  ``lock``: lock the row for the rest of the
-    transaction (``SELECT ... FOR UPDATE``; SQLite's writers take turns
-    anyway); ``create``: make it first if need be (a row of nulls)."""
+    it has no row.  ``lock``: take the row for the rest of the
+    transaction by writing it (its ``generation``: a row lock alone is
+    local to its node on a multi-writer Galera cluster, a write conflicts
+    on every node; SQLite's writers take turns anyway); ``create``: make
+    it first if need be (a row of nulls)."""
     if create:
         _ensure_row(session, project_id)
-    query = _get_query(lock and db_api.dialect_name() != 'sqlite')
-    return _values(session.connection().execute(
-        query, {'project_id': project_id}).first())
+    conn = session.connection()
+    if lock and not conn.execute(_bump_query(),
+                                 {'project': project_id}).rowcount:
+        return None  # no row to read
+    return _values(conn.execute(_get_query(),
+                                {'project_id': project_id}).first())
 
 
 @functools.lru_cache(maxsize=None)
-def _get_query(for_update):
-    query = sa.select(*(getattr(Quota, f) for f in FIELDS)).where(
+def _get_query():
+    return sa.select(*(getattr(Quota, f) for f in FIELDS)).where(
         Quota.project_id == sa.bindparam('project_id'))
-    return query.with_for_update() if for_update else query
+
+
+@functools.lru_cache(maxsize=None)
+def _bump_query():
+    return sa.update(Quota).where(
+        Quota.project_id == sa.bindparam('project')).values(
+        # not an edit of the limits: their updated_at stays
+        generation=Quota.generation + 1, updated_at=Quota.updated_at)
 
 
 def _ensure_row(session, project_id):

@@ -3,9 +3,7 @@ that lets one manager at a time make a pass over it
 (``climate.manager.retries``)."""
 
 import collections
-import contextlib
 import json
-import threading
 
 import sqlalchemy as sa
 
@@ -22,9 +20,6 @@ Waiting = collections.namedtuple(
 
 _LEASE = models.Lease.__table__
 _RESERVATION = models.Reservation.__table__
-# SQLite has no row lock and one writer at a time: one process's managers
-# (the embedded default) share this lock instead
-_LOCAL = collections.defaultdict(threading.Lock)
 
 
 def any_waiting(ctx):
@@ -68,40 +63,3 @@ def next_due(ctx):
         return session.execute(
             sa.select(sa.func.min(_LEASE.c.next_attempt_at)).where(
                 _LEASE.c.status == states.WAITING)).scalar()
-
-
-@contextlib.contextmanager
-def work_lock(name=LOCK_NAME, wait=True):
-    """Hold the ``work_locks`` row ``name`` while the block runs, on a
-    connection of its own: the block's transactions commit one by one
-    under it, and a manager that dies releases it with its connection.
-    Yields whether it is held: with ``wait`` False, a lock another manager
-    holds is not waited for (where the database can skip locked rows) and
-    the block runs without it, to do nothing."""
-    engine = db_api.get_engine()
-    if engine.dialect.name == 'sqlite':
-        lock = _LOCAL[name]
-        if not lock.acquire(blocking=wait):
-            yield False
-            return
-        try:
-            yield True
-        finally:
-            lock.release()
-        return
-    table = models.WorkLock.__table__
-    skip = not wait and db_api.supports_skip_locked()
-    with engine.connect() as conn:
-        with conn.begin():
-            found = conn.execute(sa.select(table.c.name).where(
-                table.c.name == name).with_for_update(
-                skip_locked=skip)).first()
-            if found is None:
-                if skip and conn.execute(sa.select(table.c.name).where(
-                        table.c.name == name)).first() is not None:
-                    yield False  # held by another manager
-                    return
-                # a database stamped without its row: made once, then
-                # locked (a concurrent first insert is a duplicate key)
-                conn.execute(table.insert().values(name=name))
-            yield True

@@ -14,7 +14,7 @@ live-migrating them elsewhere (``climate.scheduling.evacuation`` decides,
    hosts of the inventory booked, and the plan, its deadline (``[leases]
    best_effort_timeout`` from now) in ``leases.hunt``; the answer is 201.
 2. A :class:`HuntWorker` in each manager makes passes under the
-   ``lease_hunts`` work lock (``climate.db.retries.work_lock``: one
+   ``lease_hunts`` work lock (``climate.db.work_locks``: one
    manager at a time; a manager that dies releases it with its database
    connection and the next pass of another manager takes the hunt over,
    from the plan stored on the lease: every step is idempotent).  For a
@@ -49,7 +49,7 @@ from climate import context as climate_context
 from climate.db import api as db_api
 from climate.db import hosts as db_hosts
 from climate.db import models
-from climate.db import retries as db_retries
+from climate.db import work_locks
 from climate import exceptions
 from climate.manager import lease_input
 from climate.notifications import lease as lease_notifications
@@ -388,7 +388,7 @@ class HuntWorker:
             return done  # no lock taken while nothing hunts
         # not waited for: a hunt runs for minutes, and the manager that
         # holds it hunts every lease in its pass
-        with db_retries.work_lock(LOCK_NAME, wait=False) as held:
+        with work_locks.work_lock(LOCK_NAME, wait=False) as held:
             for lease_id in hunting(ctx) if held else ():
                 if self._stopping.is_set():
                     break

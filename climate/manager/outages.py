@@ -3,8 +3,10 @@
 Every endpoint method runs behind :func:`guard`: an error that says the
 database cannot be reached (refused or lost connection, a connection
 invalidated in the middle of a transaction, a pool with no connection to
-give) becomes ``DatabaseUnavailable``, a 503 the API answers with a
-Retry-After header, instead of a 500 and a traceback.  The transaction it
+give, a Galera node out of the cluster) becomes ``DatabaseUnavailable``,
+and a transaction that lost to concurrent writers on every retry
+(deadlocks, Galera's certification failures) ``DatabaseBusy``: 503s the
+API answers with a Retry-After header, instead of a 500 and a traceback.  The transaction it
 interrupted has rolled back (the database drops an unfinished transaction
 with its connection), so nothing is half-written.
 """
@@ -52,6 +54,32 @@ def is_database_outage(exc):
     return False
 
 
+def lost_to_writers(exc):
+    """True if ``exc`` (or what it wraps) is a deadlock or a Galera
+    certification failure that outlived its retries."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, db_exc.DBDeadlock):
+            return True
+        exc = getattr(exc, 'inner_exception', None) or exc.__cause__
+    return False
+
+
+def _answer(name, exc):
+    """The 503 for an outage or a lost race, or None for anything else."""
+    if is_database_outage(exc):
+        LOG.warning('%s: database unavailable (%s: %s)', name,
+                    type(exc).__name__, str(exc).splitlines()[0]
+                    if str(exc) else '')
+        return exceptions.DatabaseUnavailable()
+    if lost_to_writers(exc):
+        LOG.warning('%s: lost to concurrent writers after its retries (%s)',
+                    name, str(exc).splitlines()[0] if str(exc) else '')
+        return exceptions.DatabaseBusy()
+    return None
+
+
 def _guarded(name, method):
     @functools.wraps(method)
     def call(*args, **kwargs):
@@ -60,14 +88,12 @@ def _guarded(name, method):
         except messaging.ExpectedException:
             raise
         except Exception as exc:
-            if not is_database_outage(exc):
+            answer = _answer(name, exc)
+            if answer is None:
                 raise
-            LOG.warning('%s: database unavailable (%s: %s)', name,
-                        type(exc).__name__, str(exc).splitlines()[0]
-                        if str(exc) else '')
             try:
-                raise exceptions.DatabaseUnavailable() from exc
-            except exceptions.DatabaseUnavailable:
+                raise answer from exc
+            except exceptions.ServiceUnavailable:
                 # answered, not logged again with a traceback
                 raise messaging.ExpectedException()
     return call

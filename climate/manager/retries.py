@@ -1,7 +1,7 @@
 """The waiting ``with_retries`` leases, tried again.
 
 Each manager runs a :class:`RetryWorker`.  A pass holds the
-``lease_retries`` work lock (``climate.db.retries.work_lock``), so that
+``lease_retries`` work lock (``climate.db.work_locks``), so that
 passes of several managers run one after the other and leases are granted
 in the order :mod:`climate.scheduling.retry_queue` decides; each lease is
 tried in a transaction of its own (``LeaseService.grant``) that checks,
@@ -26,6 +26,7 @@ from oslo_utils import timeutils
 from climate import context as climate_context
 from climate import dates
 from climate.db import retries as db_retries
+from climate.db import work_locks
 from climate import exceptions
 from climate.notifications import lease as lease_notifications
 from climate.scheduling import retry_queue
@@ -107,7 +108,7 @@ class RetryWorker:
         """One pass over the waiting leases (oldest first, at most
         ``[leases] retry_batch``); returns the ids granted, in order."""
         granted = []
-        with db_retries.work_lock():
+        with work_locks.work_lock(db_retries.LOCK_NAME):
             now = dates.utcnow()
             waiting = db_retries.waiting(ctx, CONF.leases.retry_batch)
             decisions = retry_queue.Pass.over(

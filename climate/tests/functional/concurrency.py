@@ -112,10 +112,28 @@ def pythonpath(tmp_path, locking, *sources):
     return [str(site)]
 
 
-def answers(locking, *refusals):
-    """The status codes of a create: 201, ``refusals``, and 500 without
-    the lock (see the module's docstring)."""
-    return (201,) + tuple(refusals) + (() if locking else (500,))
+def answers(locking, *refusals, database=None):
+    """The status codes of a create: 201, ``refusals``, 500 without the
+    lock (see the module's docstring), and on a multi-writer cluster 503
+    (``DatabaseBusy``: a create that lost to certification failures on
+    every retry; :func:`busy_share` bounds how many)."""
+    return (201,) + tuple(refusals) + (() if locking else (500,)) + (
+        (503,) if database is not None and database.multi_writer else ())
+
+
+#: The share of creates a multi-writer run may answer 503 (lost to
+#: concurrent writers on every retry): more says the retries are too few
+#: or the conflicts needless.
+BUSY_SHARE = 0.1
+
+
+def assert_few_busy(codes):
+    """At most :data:`BUSY_SHARE` of ``codes`` (status codes) are 503."""
+    codes = list(codes)
+    busy = codes.count(503)
+    assert busy <= BUSY_SHARE * len(codes), (
+        '%d of %d creates lost to concurrent writers (503)' % (
+            busy, len(codes)))
 
 
 def more_rounds(db, locking, make_round, rounds=2, over=None):

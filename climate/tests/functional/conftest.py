@@ -3,7 +3,11 @@ services (MariaDB, PostgreSQL, RabbitMQ on 127.0.0.1).
 
 - ``services`` (session): every service reachable, or the whole run FAILS
   (never skips) saying which one is missing;
-- ``db_engine``: each test runs once on MariaDB and once on PostgreSQL;
+- ``db_engine``: each test runs once on MariaDB and once on PostgreSQL
+  (a module of the no-double-booking and exactly-once tests overrides it
+  with ``procs.MULTI_WRITER_ENGINES``: a third time on a 3-node Galera
+  cluster, started by ``tools/galera-cluster.sh`` if need be, with the
+  managers spread over its nodes);
 - ``database`` / ``vhost``: a fresh ``climate_ft_*`` database and RabbitMQ
   vhost per test, dropped afterwards (``CLIMATE_TEST_KEEP=1`` keeps them);
 - ``climate``: a factory starting ``climate-api`` and N ``climate-manager``
@@ -15,6 +19,7 @@ The helpers live in ``procs.py``, shared with ``benchmarks/``.
 """
 
 import os
+import subprocess
 
 import pytest
 
@@ -52,8 +57,24 @@ def db_engine(request):
     return request.param
 
 
+@pytest.fixture(scope='session')
+def galera_cluster(services):
+    """The 3-node Galera cluster on loopback, started if need be; the
+    run FAILS (never skips) when it cannot be."""
+    try:
+        procs.galera('up')
+    except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
+        pytest.fail('The Galera tests need a 3-node cluster on loopback '
+                    '(tools/galera-cluster.sh up): %s' % exc, pytrace=False)
+    problems = procs.galera_problems()
+    if problems:
+        pytest.fail('\n'.join(problems), pytrace=False)
+
+
 @pytest.fixture
-def database(services, db_engine):
+def database(services, db_engine, request):
+    if db_engine == procs.GALERA:
+        request.getfixturevalue('galera_cluster')
     db = procs.Database(db_engine).create()
     yield db
     if not KEEP:
@@ -104,7 +125,9 @@ class Climate:
         if paths:
             env['PYTHONPATH'] = os.pathsep.join(
                 p for p in paths + [os.environ.get('PYTHONPATH')] if p)
-        self.cluster = procs.Cluster(self.workdir, config, port, env=env)
+        self.cluster = procs.Cluster(self.workdir, config, port, env=env,
+                                     manager_configs=procs.node_configs(
+                                         self.workdir, self.database))
         self.cluster.start_api()
         self.cluster.start_managers(managers)
         return self.cluster

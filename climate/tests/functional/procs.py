@@ -18,12 +18,14 @@ Shared by ``climate/tests/functional`` and ``benchmarks/``.
 """
 
 import datetime
+import fcntl
 import os
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 
@@ -33,11 +35,19 @@ import sqlalchemy as sa
 HOST = '127.0.0.1'
 MARIADB = 'mariadb'
 POSTGRESQL = 'postgresql'
+GALERA = 'galera'
 ENGINES = (MARIADB, POSTGRESQL)
+#: The engines of the tests of the no-double-booking and exactly-once
+#: promises: a 3-node MariaDB Galera cluster on loopback too
+#: (tools/galera-cluster.sh), with the managers spread over its nodes.
+MULTI_WRITER_ENGINES = ENGINES + (GALERA,)
+GALERA_PORTS = tuple(int(p) for p in os.environ.get(
+    'CLIMATE_TEST_GALERA_PORTS', '4306 4307 4308').split())
 SERVICES = {
     MARIADB: (HOST, int(os.environ.get('CLIMATE_TEST_MYSQL_PORT', 3306))),
     POSTGRESQL: (HOST, int(os.environ.get('CLIMATE_TEST_PG_PORT', 5432))),
     'rabbitmq': (HOST, int(os.environ.get('CLIMATE_TEST_RABBIT_PORT', 5672))),
+    GALERA: (HOST, GALERA_PORTS[0]),
 }
 MYSQL_USER = os.environ.get('CLIMATE_TEST_MYSQL_USER', 'root')
 PG_USER = os.environ.get('CLIMATE_TEST_PG_USER', 'postgres')
@@ -83,6 +93,60 @@ def _reachable(host, port, timeout=3.0):
         return str(exc)
 
 
+_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
+GALERA_SCRIPT = os.path.join(_REPO, 'tools', 'galera-cluster.sh')
+
+
+def galera(*args, timeout=300):
+    """``tools/galera-cluster.sh ARGS`` (``up``, ``kill N``, ``start
+    N``...), one at a time across the test processes; returns its output,
+    raises with it on failure."""
+    lock_path = os.path.join(tempfile.gettempdir(),
+                             'climate-galera-%d.lock' % os.getuid())
+    with open(lock_path, 'a') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            done = subprocess.run(['bash', GALERA_SCRIPT] + list(args),
+                                  capture_output=True, text=True,
+                                  timeout=timeout)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    if done.returncode != 0:
+        raise RuntimeError('tools/galera-cluster.sh %s failed (%d):\n%s%s'
+                           % (' '.join(args), done.returncode, done.stdout,
+                              done.stderr))
+    return done.stdout
+
+
+def galera_problems():
+    """What keeps the test cluster from being used: each node reachable,
+    in a cluster of all of them, synced; [] if all is well."""
+    problems = []
+    for node, port in enumerate(GALERA_PORTS):
+        eng = sa.create_engine(_server_url(GALERA, node=node),
+                               poolclass=sa.pool.NullPool)
+        try:
+            with eng.connect() as conn:
+                status = dict(conn.execute(sa.text(
+                    "SHOW STATUS WHERE Variable_name IN ("
+                    "'wsrep_cluster_size', 'wsrep_ready', "
+                    "'wsrep_local_state_comment')")).all())
+        except Exception as exc:
+            problems.append('Galera node %d (127.0.0.1:%d) refuses us: %s'
+                            % (node + 1, port, str(exc).splitlines()[0]))
+            continue
+        finally:
+            eng.dispose()
+        if status.get('wsrep_cluster_size') != str(len(GALERA_PORTS)) or \
+                status.get('wsrep_ready') != 'ON' or \
+                status.get('wsrep_local_state_comment') != 'Synced':
+            problems.append('Galera node %d (127.0.0.1:%d) is not a synced '
+                            'member of a %d-node cluster: %s' % (
+                                node + 1, port, len(GALERA_PORTS), status))
+    return problems
+
+
 def missing_services(engines=ENGINES):
     """Messages naming each needed service that cannot be used; [] if all
     are fine."""
@@ -117,9 +181,11 @@ def missing_services(engines=ENGINES):
 
 # -- databases -------------------------------------------------------------
 
-def _server_url(engine, database=None):
+def _server_url(engine, database=None, node=0):
     host, port = SERVICES[engine]
-    if engine == MARIADB:
+    if engine == GALERA:
+        port = GALERA_PORTS[node]
+    if engine in (MARIADB, GALERA):
         return 'mysql+pymysql://%s@%s:%d/%s?charset=utf8mb4' % (
             MYSQL_USER, host, port, database or '')
     return 'postgresql+psycopg2://%s@%s:%d/%s' % (
@@ -127,14 +193,24 @@ def _server_url(engine, database=None):
 
 
 class Database:
-    """A database of its own on MariaDB or PostgreSQL."""
+    """A database of its own on MariaDB, PostgreSQL or the Galera
+    cluster (made on its first node, replicated to the others)."""
 
     def __init__(self, engine, name=None):
-        assert engine in ENGINES, engine
+        assert engine in MULTI_WRITER_ENGINES, engine
         self.engine_name = engine
         self.name = name or unique_name()
         self.url = _server_url(engine, self.name)
+        #: one URL per node the processes may use (the managers are
+        #: spread over them, climate.tests.functional.conftest)
+        self.node_urls = [_server_url(engine, self.name, node) for node in
+                          range(len(GALERA_PORTS) if engine == GALERA
+                                else 1)]
         self._engine = None
+
+    @property
+    def multi_writer(self):
+        return len(self.node_urls) > 1
 
     def _admin(self, statement):
         eng = sa.create_engine(_server_url(self.engine_name),
@@ -147,7 +223,7 @@ class Database:
             eng.dispose()
 
     def create(self):
-        if self.engine_name == MARIADB:
+        if self.engine_name in (MARIADB, GALERA):
             self._admin('CREATE DATABASE `%s` CHARACTER SET utf8mb4' %
                         self.name)
         else:
@@ -158,7 +234,7 @@ class Database:
         if self._engine is not None:
             self._engine.dispose()
             self._engine = None
-        if self.engine_name == MARIADB:
+        if self.engine_name in (MARIADB, GALERA):
             self._admin('DROP DATABASE IF EXISTS `%s`' % self.name)
         else:
             self._admin('DROP DATABASE IF EXISTS "%s" WITH (FORCE)' %
@@ -168,8 +244,13 @@ class Database:
     def engine(self):
         """A SQLAlchemy engine on this database, for direct queries."""
         if self._engine is None:
+            # on Galera, reads wait for what the other nodes committed
+            # (wsrep_sync_wait): the checks see every manager's writes
+            args = {'init_command': 'SET SESSION wsrep_sync_wait = 1'} \
+                if self.engine_name == GALERA else {}
             self._engine = sa.create_engine(self.url, pool_size=4,
-                                            pool_pre_ping=True)
+                                            pool_pre_ping=True,
+                                            connect_args=args)
         return self._engine
 
     def query(self, sql, **params):
@@ -185,22 +266,39 @@ class Database:
     def sessions(self, connections):
         """``(session id, client port, state, statement)`` of the sessions
         on this database opened by ``connections`` (a process's, from
-        :func:`tcp_connections`)."""
-        server_port = SERVICES[self.engine_name][1]
-        ports = {local for local, remote in connections
-                 if remote == server_port}
+        :func:`tcp_connections`); on Galera, of every node (a session id
+        is the node's port and its thread id)."""
         if self.engine_name == POSTGRESQL:
+            ports = {local for local, remote in connections
+                     if remote == SERVICES[POSTGRESQL][1]}
             rows = self.query(
                 'SELECT pid, client_port, state, query FROM '
                 'pg_stat_activity WHERE datname = :d AND client_port IS '
                 'NOT NULL', d=self.name)
-        else:
-            rows = [(session, int(host.rsplit(':', 1)[1]), command, info)
-                    for session, host, command, info in self.query(
+            return [tuple(row) for row in rows if row[1] in ports]
+        found = []
+        for node, url in enumerate(self.node_urls):
+            server_port = (GALERA_PORTS[node] if self.engine_name == GALERA
+                           else SERVICES[MARIADB][1])
+            ports = {local for local, remote in connections
+                     if remote == server_port}
+            if not ports:
+                continue
+            eng = sa.create_engine(url, poolclass=sa.pool.NullPool)
+            try:
+                with eng.connect() as conn:
+                    rows = conn.execute(sa.text(
                         'SELECT ID, HOST, COMMAND, INFO FROM '
-                        'information_schema.PROCESSLIST WHERE DB = :d',
-                        d=self.name) if ':' in host]
-        return [tuple(row) for row in rows if row[1] in ports]
+                        'information_schema.PROCESSLIST WHERE DB = :d'),
+                        {'d': self.name}).all()
+            finally:
+                eng.dispose()
+            for session, host, command, info in rows:
+                if ':' in host and int(host.rsplit(':', 1)[1]) in ports:
+                    found.append(('%d/%s' % (server_port, session),
+                                  int(host.rsplit(':', 1)[1]), command,
+                                  info))
+        return found
 
     def wait_sessions_idle(self, connections, timeout=30):
         """Wait until no session of ``connections`` (a paused process's)
@@ -343,6 +441,22 @@ def db_upgrade(config_path, timeout=180):
     return done.stdout
 
 
+def node_configs(workdir, database):
+    """On a multi-writer cluster, a config file per node naming it, for
+    :class:`Cluster`'s ``manager_configs``: the managers are spread over
+    the nodes (the API and the schema upgrade use the first); [] on one
+    server."""
+    if not database.multi_writer:
+        return []
+    paths = []
+    for node, url in enumerate(database.node_urls):
+        path = os.path.join(workdir, 'node-%d.conf' % node)
+        with open(path, 'w') as f:
+            f.write('[database]\nconnection = %s\n' % url)
+        paths.append(path)
+    return paths
+
+
 # -- processes -------------------------------------------------------------
 
 class Proc:
@@ -350,6 +464,8 @@ class Proc:
 
     def __init__(self, kind, popen, log_path):
         self.kind = kind
+        #: the Galera node (index) a manager writes to, or None
+        self.node = None
         self.popen = popen
         self.log_path = log_path
         self.killed = False
@@ -464,9 +580,14 @@ def tcp_connections(pid):
 class Cluster:
     """climate-api and climate-managers sharing one config file."""
 
-    def __init__(self, workdir, config_path, port, env=None):
+    def __init__(self, workdir, config_path, port, env=None,
+                 manager_configs=()):
+        """:param manager_configs: config files read after the shared
+        one, the n-th manager taking the n-th (round robin): on Galera,
+        each names another node (a manager per node)."""
         self.workdir = workdir
         self.config_path = config_path
+        self.manager_configs = list(manager_configs)
         self.port = port
         self.env = dict(os.environ)
         self.env.update(env or {})
@@ -482,12 +603,17 @@ class Cluster:
         index = sum(1 for p in self.procs if p.kind == kind)
         log_path = os.path.join(self.workdir, '%s-%d.log' % (kind, index))
         cmd = console_script(kind) + ['--config-file', self.config_path]
+        node = None
+        if kind == 'climate-manager' and self.manager_configs:
+            node = index % len(self.manager_configs)
+            cmd += ['--config-file', self.manager_configs[node]]
         with open(log_path, 'ab') as log:
             popen = subprocess.Popen(
                 cmd, stdout=log, stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL, env=self.env,
                 start_new_session=True, cwd=self.workdir)
         proc = Proc(kind, popen, log_path)
+        proc.node = node
         self.procs.append(proc)
         return proc
 

@@ -76,6 +76,12 @@ UNREGISTERED = 'Not enough floating IPs available. required_floatingips: '
 UNKNOWN_NETWORK = 'Failed to find network %s. ' % NET_UNKNOWN
 FMT = '%Y-%m-%d %H:%M:%S'
 
+@pytest.fixture(params=procs.MULTI_WRITER_ENGINES)
+def db_engine(request):
+    # and on a multi-writer Galera cluster, a manager per node
+    return request.param
+
+
 
 def _long_form(address):
     """The uppercase, fully written form of an IPv6 address (the API
@@ -283,7 +289,7 @@ def test_competing_floatingip_reservations_never_book_an_address_twice(
         for f in registered), inventory
     base = procs.utcnow().replace(microsecond=0, second=0) + \
         datetime.timedelta(days=30)
-    answers = concurrency.answers(locking, 400)
+    answers = concurrency.answers(locking, 400, database=db)
 
     def create(client, item):
         body, _expect = item

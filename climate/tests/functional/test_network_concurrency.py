@@ -60,6 +60,12 @@ THREADS = concurrency.THREADS  # 20
 RESOURCE_TYPE = 'network'
 CLS = 'NETWORK_SEGMENT'
 
+@pytest.fixture(params=procs.MULTI_WRITER_ENGINES)
+def db_engine(request):
+    # and on a multi-writer Galera cluster, a manager per node
+    return request.param
+
+
 
 def _vlan(physnet, seg, site, speed):
     return {'network_type': 'vlan', 'physical_network': physnet,
@@ -343,7 +349,7 @@ def test_competing_network_reservations_never_book_a_segment_twice(
 
     base = procs.utcnow().replace(microsecond=0, second=0) + \
         datetime.timedelta(days=30)
-    answers = concurrency.answers(locking, 400, 409)
+    answers = concurrency.answers(locking, 400, 409, database=db)
 
     def create(client, item):
         body, _expect = item

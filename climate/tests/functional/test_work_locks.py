@@ -9,6 +9,7 @@ import time
 from climate.db import api as db_api
 from climate.db import migration
 from climate.db import retries
+from climate.db import work_locks
 
 
 def _held_elsewhere(name, body):
@@ -16,7 +17,7 @@ def _held_elsewhere(name, body):
     got, release = threading.Event(), threading.Event()
 
     def holder():
-        with retries.work_lock(name) as held:
+        with work_locks.work_lock(name) as held:
             assert held
             got.set()
             release.wait(30)
@@ -38,18 +39,18 @@ def test_work_locks(database):
 
         def not_waiting(_release):
             began = time.monotonic()
-            with retries.work_lock('lease_hunts', wait=False) as held:
+            with work_locks.work_lock('lease_hunts', wait=False) as held:
                 return held, time.monotonic() - began
 
         held, took = _held_elsewhere('lease_hunts', not_waiting)
         assert held is False and took < 2, took
-        with retries.work_lock('lease_hunts', wait=False) as held:
+        with work_locks.work_lock('lease_hunts', wait=False) as held:
             assert held is True
 
         def waiting(release):
             threading.Timer(0.5, release.set).start()
             began = time.monotonic()
-            with retries.work_lock() as held:
+            with work_locks.work_lock(retries.LOCK_NAME) as held:
                 return held, time.monotonic() - began
 
         held, took = _held_elsewhere(retries.LOCK_NAME, waiting)

@@ -492,7 +492,7 @@ def test_a_fresh_api_probes_the_bus_once_then_calls_in_its_thread(env):
 def test_a_ping_made_as_the_probe_is_sent_once(env):
     bus = _Bus()
     api = _api(bus)
-    assert api.ping(context.admin_context(), timeout=0.5) == {
+    assert api.ping(context.admin_context(), timeout=10) == {
         'manager': 'm1'}
     assert [e[:2] for e in bus.log] == [('cast', 'ping'), ('call', 'ping')]
 
@@ -596,8 +596,10 @@ def test_a_probe_no_manager_answers_is_503(env):
 def test_a_manager_error_on_the_probe_counts_as_an_answer(env):
     bus = _Bus(ping=_raise(exceptions.LeaseNotFound(id='ping')))
     api = _api(bus)
+    # the fake answers at once: the bound is only there for a loaded
+    # machine's thread start-up, not measured
     with pytest.raises(exceptions.LeaseNotFound):
-        api.ping(context.admin_context(), timeout=0.5)
+        api.ping(context.admin_context(), timeout=10)
     assert api.bus.up
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from climate.db import api as db_api
 from climate.db import hosts as db_hosts
-from climate.db import retries as db_retries
+from climate.db import work_locks
 from climate import context as climate_context
 from climate.manager import hunts
 from climate.plugins.physical_host import evacuation
@@ -218,7 +218,7 @@ def test_a_pass_does_not_wait_for_another_managers_hunt(env):
     lease = create(env, 1)
     worker = hunts.HuntWorker(env.manager.leases, env.manager.hunter)
     ctx = climate_context.admin_context()
-    with db_retries.work_lock(hunts.LOCK_NAME) as held:
+    with work_locks.work_lock(hunts.LOCK_NAME) as held:
         assert held
         began = time.monotonic()
         assert worker.run_pass(ctx) == {}

@@ -275,8 +275,10 @@ def test_pending_update_moves_or_keeps_the_segment(env):
 
 def test_start_and_end_call_the_backend_and_show_errors(env):
     register(env, 1001)
+    # long enough for the update below to come while it is ACTIVE on a
+    # loaded machine (it was refused as TERMINATED once with 4 s)
     made = lease(env, 'run', net(network_description='lab'),
-                 start='now', end=fip_tests._soon(4))
+                 start='now', end=fip_tests._soon(10))
     fip_tests.wait_for(env, made['id'], 'ACTIVE')
     res = get(env, made['id'])['reservations'][0]
     assert res['network_id'] == 'net-' + res['id']

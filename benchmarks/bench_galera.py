@@ -23,8 +23,6 @@ import datetime
 import random
 import time
 
-import sqlalchemy as sa
-
 import common
 from climate.tests.functional import ledger_sweep
 from climate.tests.functional import procs
@@ -63,19 +61,10 @@ def _body(rng, base, name, hosts=1, days=365, hours=(1, 1), pool='lat'):
 
 def _conflicts(database):
     """Conflicts the database has counted so far (summed over nodes)."""
-    total = 0
-    for url in database.node_urls:
-        eng = sa.create_engine(url, poolclass=sa.pool.NullPool)
-        try:
-            with eng.connect() as conn:
-                rows = dict(conn.execute(sa.text(
-                    "SHOW GLOBAL STATUS WHERE Variable_name IN ("
-                    "'wsrep_local_cert_failures', 'wsrep_local_bf_aborts', "
-                    "'Innodb_deadlocks')")).all())
-        finally:
-            eng.dispose()
-        total += sum(int(v) for v in rows.values())
-    return total
+    return sum(int(value) for url in database.node_urls
+               for value in procs.server_status(url, (
+                   'wsrep_local_cert_failures', 'wsrep_local_bf_aborts',
+                   'Innodb_deadlocks')).values())
 
 
 def _latency(envs, base):
@@ -135,9 +124,8 @@ def run():
     procs.galera('up')
     print('physical:host creates: one MariaDB server against a 3-node '
           'Galera cluster (a manager per node), side by side')
-    common.cpu_reference()
-    with common.Env(managers=3, engine=procs.MARIADB) as single, \
-            common.Env(managers=3, engine=procs.GALERA) as galera:
+    with common.Climate(managers=3, engine=procs.MARIADB) as single, \
+            common.Climate(managers=3, engine=procs.GALERA) as galera:
         envs = {'mariadb': single, 'galera': galera}
         for name, env in envs.items():
             _register(env, HOSTS, 'lat')
@@ -159,4 +147,3 @@ def run():
                       name, len(codes), THREADS, took, codes.count(201),
                       codes.count(409), codes.count(503), conflicts,
                       conflicts / len(codes), over))
-    common.cpu_reference()

@@ -109,7 +109,7 @@ class _Renewer(threading.Thread):
         while not self.stopping.wait(self.ttl / 3):
             try:
                 if not renew(self.engine, self.lock_name, self.holder,
-                              self.ttl):
+                             self.ttl):
                     LOG.warning('Work lock %s expired while held (the '
                                 'holder stalled for over %g s); another '
                                 'manager may take the job', self.lock_name,

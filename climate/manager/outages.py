@@ -6,9 +6,9 @@ invalidated in the middle of a transaction, a pool with no connection to
 give, a Galera node out of the cluster) becomes ``DatabaseUnavailable``,
 and a transaction that lost to concurrent writers on every retry
 (deadlocks, Galera's certification failures) ``DatabaseBusy``: 503s the
-API answers with a Retry-After header, instead of a 500 and a traceback.  The transaction it
-interrupted has rolled back (the database drops an unfinished transaction
-with its connection), so nothing is half-written.
+API answers with a Retry-After header, instead of a 500 and a traceback.
+The transaction it interrupted has rolled back (the database drops an
+unfinished transaction with its connection), so nothing is half-written.
 """
 
 import functools

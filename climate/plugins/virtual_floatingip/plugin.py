@@ -10,9 +10,9 @@ one ``FLOATING_IP``.  In the lease's transaction the required addresses
 are booked by name (``ledger.book``), then the rest is placed on the
 other reservable addresses of the network, the lowest free ones
 (``ledger.place_units``: an address is free when no booking of it
-overlaps the window), over the whole window.  The ledger locks what it takes and re-checks it, so no address
-is ever booked by two reservations over overlapping windows, whatever
-the number of managers.
+overlaps the window), over the whole window.  The ledger locks what it
+takes and re-checks it, so no address is ever booked by two
+reservations over overlapping windows, whatever the number of managers.
 
 **In the cloud** the backend of ``[floatingips] inventory`` acts
 (``backends``): at the start it makes each address a floating IP of the

@@ -155,6 +155,31 @@ def more_rounds(db, locking, make_round, rounds=2, over=None):
     return done
 
 
+def bulk_reservations(engine, count, prefix, when):
+    """``count`` leases of one reservation each, written straight into
+    SQL on ``engine``, for bookings to hang on: ``[(lease id,
+    reservation id)]``."""
+    import uuid
+
+    import sqlalchemy as sa
+
+    from climate.db import models
+    leases, reservations = [], []
+    for i in range(count):
+        lid, rid = str(uuid.uuid4()), str(uuid.uuid4())
+        leases.append(dict(id=lid, name='%s-%03d' % (prefix, i),
+                           project_id='p', start_date=when, end_date=when,
+                           status='PENDING', created_at=when))
+        reservations.append(dict(id=rid, lease_id=lid,
+                                 resource_type='virtual:instance',
+                                 status='pending', params={},
+                                 created_at=when))
+    with engine.begin() as conn:
+        conn.execute(sa.insert(models.Lease), leases)
+        conn.execute(sa.insert(models.Reservation), reservations)
+    return [(r['lease_id'], r['id']) for r in reservations]
+
+
 def params(value):
     """Stored reservation parameters (JSON text on some databases)."""
     return json.loads(value) if isinstance(value, str) else value

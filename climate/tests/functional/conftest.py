@@ -57,18 +57,27 @@ def db_engine(request):
     return request.param
 
 
-@pytest.fixture(scope='session')
-def galera_cluster(services):
-    """The 3-node Galera cluster on loopback, started if need be; the
-    run FAILS (never skips) when it cannot be."""
-    try:
-        procs.galera('up')
-    except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
-        pytest.fail('The Galera tests need a 3-node cluster on loopback '
-                    '(tools/galera-cluster.sh up): %s' % exc, pytrace=False)
-    problems = procs.galera_problems()
-    if problems:
-        pytest.fail('\n'.join(problems), pytrace=False)
+def pytest_configure(config):
+    config.addinivalue_line(
+        'markers', 'galera_exclusive: the test has the Galera cluster to '
+        'itself (it kills a node)')
+
+
+@pytest.fixture
+def galera_cluster(services, request):
+    """The 3-node Galera cluster on loopback, started (or a killed node
+    brought back) if need be, held for the test: shared with the other
+    test processes, or alone for a test marked ``galera_exclusive``.  The
+    test FAILS (never skips) when the cluster cannot be had."""
+    exclusive = request.node.get_closest_marker('galera_exclusive')
+    with procs.galera_turn(exclusive=bool(exclusive)):
+        try:
+            procs.galera_ready()
+        except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
+            pytest.fail('The Galera tests need a 3-node cluster on '
+                        'loopback (tools/galera-cluster.sh up): %s' % exc,
+                        pytrace=False)
+        yield
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ subprocesses against the machine's MariaDB or PostgreSQL and RabbitMQ on
 Shared by ``climate/tests/functional`` and ``benchmarks/``.
 """
 
+import contextlib
 import datetime
 import fcntl
 import os
@@ -119,25 +120,71 @@ def galera(*args, timeout=300):
     return done.stdout
 
 
+@contextlib.contextmanager
+def galera_turn(exclusive=False, timeout=1200):
+    """Hold the test cluster with the other test processes: shared by the
+    tests that only use it, exclusive for one that kills a node (the
+    others would see a cluster of two).  Bounded: raises RuntimeError
+    after ``timeout`` seconds of waiting."""
+    path = os.path.join(tempfile.gettempdir(),
+                        'climate-galera-tests-%d.lock' % os.getuid())
+    mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+    deadline = time.monotonic() + timeout
+    with open(path, 'a') as lock:
+        while True:
+            try:
+                fcntl.flock(lock, mode | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError('the Galera cluster was not free '
+                                       'for %d s' % timeout)
+                time.sleep(0.2)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def galera_ready():
+    """The test cluster up with all its nodes synced (started, or a
+    killed node brought back, by ``tools/galera-cluster.sh up``), or
+    RuntimeError saying why not."""
+    if not galera_problems():
+        return
+    galera('up')
+    problems = galera_problems()
+    if problems:
+        raise RuntimeError('\n'.join(problems))
+
+
+def server_status(url, names):
+    """``{name: value}`` of the server's global status variables
+    ``names`` (text), read on a connection of its own."""
+    eng = sa.create_engine(url, poolclass=sa.pool.NullPool)
+    try:
+        with eng.connect() as conn:
+            return dict(conn.execute(sa.text(
+                'SHOW GLOBAL STATUS WHERE Variable_name IN :names').bindparams(
+                sa.bindparam('names', expanding=True)),
+                {'names': list(names)}).all())
+    finally:
+        eng.dispose()
+
+
 def galera_problems():
     """What keeps the test cluster from being used: each node reachable,
     in a cluster of all of them, synced; [] if all is well."""
     problems = []
     for node, port in enumerate(GALERA_PORTS):
-        eng = sa.create_engine(_server_url(GALERA, node=node),
-                               poolclass=sa.pool.NullPool)
         try:
-            with eng.connect() as conn:
-                status = dict(conn.execute(sa.text(
-                    "SHOW STATUS WHERE Variable_name IN ("
-                    "'wsrep_cluster_size', 'wsrep_ready', "
-                    "'wsrep_local_state_comment')")).all())
+            status = server_status(_server_url(GALERA, node=node), (
+                'wsrep_cluster_size', 'wsrep_ready',
+                'wsrep_local_state_comment'))
         except Exception as exc:
             problems.append('Galera node %d (127.0.0.1:%d) refuses us: %s'
                             % (node + 1, port, str(exc).splitlines()[0]))
             continue
-        finally:
-            eng.dispose()
         if status.get('wsrep_cluster_size') != str(len(GALERA_PORTS)) or \
                 status.get('wsrep_ready') != 'ON' or \
                 status.get('wsrep_local_state_comment') != 'Synced':

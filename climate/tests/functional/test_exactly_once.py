@@ -8,11 +8,11 @@ from climate.tests.functional import procs
 
 LEASES = 500
 
+
 @pytest.fixture(params=procs.MULTI_WRITER_ENGINES)
 def db_engine(request):
     # and on a multi-writer Galera cluster, a manager per node
     return request.param
-
 
 
 def test_500_leases_three_managers_exactly_once(climate):

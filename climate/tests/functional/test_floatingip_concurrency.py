@@ -76,11 +76,11 @@ UNREGISTERED = 'Not enough floating IPs available. required_floatingips: '
 UNKNOWN_NETWORK = 'Failed to find network %s. ' % NET_UNKNOWN
 FMT = '%Y-%m-%d %H:%M:%S'
 
+
 @pytest.fixture(params=procs.MULTI_WRITER_ENGINES)
 def db_engine(request):
     # and on a multi-writer Galera cluster, a manager per node
     return request.param
-
 
 
 def _long_form(address):

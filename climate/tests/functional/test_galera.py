@@ -36,8 +36,10 @@ from climate.db import models
 from climate.db import work_locks
 from climate import exceptions
 from climate.scheduling import capacity
+from climate.tests.functional import concurrency
 from climate.tests.functional import ledger_sweep
 from climate.tests.functional import procs
+from climate.tests.functional import test_ledger_concurrency as contention
 
 PROVIDERS = 4
 BOOKINGS = 240
@@ -45,11 +47,8 @@ THREADS = 12
 DEADLINE = 180
 #: Tries of one booking that loses to certification failures.
 TRIES = 8
-T0 = datetime.datetime(2091, 1, 1)
-INVENTORY = {capacity.WHOLE: {'total': 1},
-             'VCPU': {'total': 16, 'allocation_ratio': 2.0, 'max_unit': 8},
-             'MEMORY_MB': {'total': 65536, 'reserved': 4096},
-             'DISK_GB': {'total': 400}}
+T0 = contention.T0
+INVENTORY = contention.INVENTORY
 
 
 @pytest.fixture
@@ -93,22 +92,6 @@ def _transaction(engine, func, *args):
     return 'busy', losses
 
 
-def _reservations(engine, count):
-    leases, reservations = [], []
-    for i in range(count):
-        lid, rid = str(uuid.uuid4()), str(uuid.uuid4())
-        leases.append(dict(id=lid, name='galera-%03d' % i, project_id='p',
-                           start_date=T0, end_date=T0, status='PENDING',
-                           created_at=T0))
-        reservations.append(dict(id=rid, lease_id=lid,
-                                 resource_type='virtual:instance',
-                                 status='pending', params={}, created_at=T0))
-    with engine.begin() as conn:
-        conn.execute(sa.insert(models.Lease), leases)
-        conn.execute(sa.insert(models.Reservation), reservations)
-    return [(r['lease_id'], r['id']) for r in reservations]
-
-
 def _asks(rng, names):
     asks = []
     for i in range(BOOKINGS):
@@ -130,15 +113,23 @@ def _asks(rng, names):
 def test_bookers_on_three_nodes_never_overbook(database, nodes,
                                                monkeypatch, locking):
     # the blind run keeps the (node-local) row locks and drops only the
-    # generation write: what Galera's certification needs
-    monkeypatch.setattr(ledger, '_bump', ledger._bump if locking else
-                        lambda connection, row_ids: None)
+    # generation write: what Galera's certification needs; and it pauses
+    # between its check and its insert, as the API tests' blind runs do
+    # (concurrency.UNLOCK), so that bookers on two nodes race
+    if not locking:
+        insert = ledger._insert
+
+        def insert_later(*args, **kwargs):
+            time.sleep(concurrency.UNLOCKED_PAUSE)
+            return insert(*args, **kwargs)
+        monkeypatch.setattr(ledger, '_bump', lambda connection, ids: None)
+        monkeypatch.setattr(ledger, '_insert', insert_later)
     names = ['compute-%d' % i for i in range(PROVIDERS)]
     with orm.Session(bind=nodes[0]) as session, session.begin():
         for name in names:
             ledger.set_inventory(session, name, ledger.COMPUTE_HOST,
                                  INVENTORY)
-    ids = _reservations(nodes[0], BOOKINGS)
+    ids = concurrency.bulk_reservations(nodes[0], BOOKINGS, 'galera', T0)
     asks = _asks(random.Random(7), names)
     deadline = time.monotonic() + DEADLINE
 
@@ -245,6 +236,7 @@ STREAM_THREADS = 6
 SLOWEST = 35
 
 
+@pytest.mark.galera_exclusive
 def test_losing_a_node_under_a_stream_of_creates(climate):
     # a manager per node; the one on node 3 loses its database when the
     # node is killed: its requests are answered 503, the others go on,

@@ -28,11 +28,11 @@ JOIN ledger_bookings b
  AND a.start_date < b.end_date AND b.start_date < a.end_date
 """
 
+
 @pytest.fixture(params=procs.MULTI_WRITER_ENGINES)
 def db_engine(request):
     # and on a multi-writer Galera cluster, a manager per node
     return request.param
-
 
 
 def _bodies(base, rng):
@@ -92,7 +92,7 @@ def test_500_contending_creates_never_double_book(climate):
 
     def create(client, body):
         resp = client.request('POST', '/v1/leases', expect=answers,
-                                  json=body)
+                              json=body)
         if resp.status_code == 503:
             return 503
         if resp.status_code == 409:

@@ -13,18 +13,16 @@ import datetime
 import random
 import threading
 import time
-import uuid
 
 import pytest
-import sqlalchemy as sa
 
 from climate import context
 from climate.db import api as db_api
 from climate.db import ledger
 from climate.db import migration
-from climate.db import models
 from climate import exceptions
 from climate.scheduling import capacity
+from climate.tests.functional import concurrency
 from climate.tests.functional import ledger_sweep
 
 PROVIDERS = 4
@@ -37,23 +35,6 @@ INVENTORY = {capacity.WHOLE: {'total': 1},
              'MEMORY_MB': {'total': 65536, 'reserved': 4096},
              'DISK_GB': {'total': 400}}
 SHAPE = {'VCPU': 4, 'MEMORY_MB': 8192, 'DISK_GB': 40}
-
-
-def _reservations(count):
-    """Leases and reservations to hang the bookings on, in bulk."""
-    leases, reservations = [], []
-    for i in range(count):
-        lid, rid = str(uuid.uuid4()), str(uuid.uuid4())
-        leases.append(dict(id=lid, name='ledger-%03d' % i, project_id='p',
-                           start_date=T0, end_date=T0, status='PENDING',
-                           created_at=T0))
-        reservations.append(dict(id=rid, lease_id=lid,
-                                 resource_type='virtual:instance',
-                                 status='pending', params={}, created_at=T0))
-    with db_api.writer(context.admin_context()) as session:
-        session.execute(sa.insert(models.Lease), leases)
-        session.execute(sa.insert(models.Reservation), reservations)
-    return [(r['lease_id'], r['id']) for r in reservations]
 
 
 def _asks(rng, names):
@@ -118,7 +99,8 @@ def test_300_competing_bookings_never_overbook(database, monkeypatch,
         for name in names:
             ledger.run(context.admin_context(), ledger.set_inventory, name,
                        ledger.COMPUTE_HOST, INVENTORY)
-        ids = _reservations(BOOKINGS)
+        ids = concurrency.bulk_reservations(db_api.get_engine(), BOOKINGS,
+                                            'ledger', T0)
         asks = _asks(random.Random(11), names)
         deadline = time.monotonic() + DEADLINE
 
@@ -163,7 +145,8 @@ def test_bookers_of_other_providers_never_wait_and_see_what_committed(
         for name in names:
             ledger.run(context.admin_context(), ledger.set_inventory, name,
                        ledger.COMPUTE_HOST, INVENTORY)
-        (first_lease, first), (late_lease, late) = _reservations(2)
+        (first_lease, first), (late_lease, late) = \
+            concurrency.bulk_reservations(db_api.get_engine(), 2, 'ledger', T0)
         start, end = T0, T0 + datetime.timedelta(hours=1)
         held = threading.Event()
         release = threading.Event()

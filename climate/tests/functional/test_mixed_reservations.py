@@ -22,11 +22,11 @@ MOVES = 40
 THREADS = 20
 HOST_FACTS = {'vcpus': 16, 'memory_mb': 65536, 'local_gb': 400}
 
+
 @pytest.fixture(params=procs.MULTI_WRITER_ENGINES)
 def db_engine(request):
     # and on a multi-writer Galera cluster, a manager per node
     return request.param
-
 
 
 def _reservation(rng, i):
@@ -133,4 +133,3 @@ def test_mixed_host_and_instance_reservations_never_overbook(
         assert not cluster.errors_in_logs(), cluster.errors_in_logs()[:20]
     else:
         assert over, 'no overbooking without the lock: the test is blind'
-

@@ -60,11 +60,11 @@ THREADS = concurrency.THREADS  # 20
 RESOURCE_TYPE = 'network'
 CLS = 'NETWORK_SEGMENT'
 
+
 @pytest.fixture(params=procs.MULTI_WRITER_ENGINES)
 def db_engine(request):
     # and on a multi-writer Galera cluster, a manager per node
     return request.param
-
 
 
 def _vlan(physnet, seg, site, speed):

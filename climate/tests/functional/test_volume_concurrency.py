@@ -48,11 +48,11 @@ REFUSAL = 'Not enough hosts available: '
 
 UNLOCK = concurrency.UNLOCK
 
+
 @pytest.fixture(params=procs.MULTI_WRITER_ENGINES)
 def db_engine(request):
     # and on a multi-writer Galera cluster, a manager per node
     return request.param
-
 
 
 def _usable_gb(pool):

@@ -61,6 +61,7 @@ def closed_by_hunt(service):
     return (getattr(service, 'disabled_reason', None) or '').startswith(
         prefix)
 
+
 #: Seconds one Nova call may take when ``[service_auth] timeout`` is unset.
 CALL_TIMEOUT = 60
 #: Seconds the end waits for the servers of one host to be gone.

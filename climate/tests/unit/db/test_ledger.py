@@ -30,8 +30,6 @@ def at(hours):
     return T0 + hours * H
 
 
-
-
 def reservation(ctx):
     """A lease and a reservation row to hang bookings on: ids."""
     lease_id, res_id = str(uuid.uuid4()), str(uuid.uuid4())

@@ -217,17 +217,7 @@ def test_the_refusal_never_says_one_is_free_over_the_refused_window(
         register(env, segment)
     other = lease(env, 'other', net(), start='2091-01-01 00:00',
                   end='2091-01-01 01:00')
-    other_res = other['reservations'][0]['id']
-    book = ledger.book
-
-    def concurrent(session, res_id, lease_id, requests, start, end,
-                   *args, **kwargs):
-        if res_id != other_res:
-            book(session, other_res, other['id'], requests[:1], start, end)
-        return book(session, res_id, lease_id, requests, start, end,
-                    *args, **kwargs)
-
-    monkeypatch.setattr(ledger, 'book', concurrent)
+    fip_tests.taken_first_by(monkeypatch, other)
     message = lease(env, 'refused', net(), expect=409)['error_message']
     assert message.endswith(
         'none is free over the whole window. Concurrent requests took '

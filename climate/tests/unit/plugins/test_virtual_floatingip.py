@@ -310,6 +310,13 @@ def test_the_refusal_never_counts_free_what_the_request_cannot_take(env):
     assert 'of the 3' not in message
 
 
+def taken_first_by(monkeypatch, other):
+    """Make every booking find its first provider just booked by the
+    lease ``other`` (a concurrent request between the search and the
+    lock)."""
+    taken_first_by(monkeypatch, other)
+
+
 def test_the_refusal_leaves_out_addresses_taken_under_the_lock(
         env, monkeypatch):
     """An address found free by the search and booked by a concurrent

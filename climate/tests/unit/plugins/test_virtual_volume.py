@@ -227,8 +227,8 @@ def test_the_409_counts_no_gigabytes_of_a_pool_without_room_for_the_volumes(
     assert ('20 GB in at most 1 volume(s) asked on one pool from 2090-01-01 '
             '00:00:00 to 2090-01-01 02:00:00 UTC; at most 0 GB free on '
             'one of the 1 reservable pool(s) matching (of those with room '
-            'for 1 more volume(s)). It would fit for as long from 2090-01-01 02:00:00 '
-            'UTC.') in message, message
+            'for 1 more volume(s)). It would fit for as long from '
+            '2090-01-01 02:00:00 UTC.') in message, message
 
 
 def test_pools_fill_and_are_never_overbooked(env):

@@ -314,17 +314,6 @@ def taken_first_by(monkeypatch, other):
     """Make every booking find its first provider just booked by the
     lease ``other`` (a concurrent request between the search and the
     lock)."""
-    taken_first_by(monkeypatch, other)
-
-
-def test_the_refusal_leaves_out_addresses_taken_under_the_lock(
-        env, monkeypatch):
-    """An address found free by the search and booked by a concurrent
-    request before the lock (simulated: booked by another lease just
-    then) is not counted free."""
-    register(env)
-    other = lease(env, 'other', fips(1), start='2091-01-01 00:00',
-                  end='2091-01-01 01:00')
     other_res = other['reservations'][0]['id']
     book = ledger.book
 
@@ -336,6 +325,17 @@ def test_the_refusal_leaves_out_addresses_taken_under_the_lock(
                     *args, **kwargs)
 
     monkeypatch.setattr(ledger, 'book', concurrent)
+
+
+def test_the_refusal_leaves_out_addresses_taken_under_the_lock(
+        env, monkeypatch):
+    """An address found free by the search and booked by a concurrent
+    request before the lock (simulated: booked by another lease just
+    then) is not counted free."""
+    register(env)
+    other = lease(env, 'other', fips(1), start='2091-01-01 00:00',
+                  end='2091-01-01 01:00')
+    taken_first_by(monkeypatch, other)
     answer = lease(env, 'refused', fips(1), expect=400)
     assert answer['error_message'].endswith(
         '; 0 of the 3 reservable address(es) it could take are free over '

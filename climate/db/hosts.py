@@ -698,10 +698,12 @@ def lock_hosts(ctx, host_ids, inventories=None):
     alone.
     """
     with db_api.writer(ctx) as session:
-        locked = set(session.execute(sa.select(Host.id).where(
+        query = sa.select(Host.id).where(
             Host.id.in_(sorted(host_ids)), Host.reservable.is_(True),
-            Host.disabled.is_(False)).order_by(Host.id).with_for_update()
-        ).scalars())
+            Host.disabled.is_(False)).order_by(Host.id)
+        if ledger.LOCKING:
+            query = query.with_for_update()
+        locked = set(session.execute(query).scalars())
         held = ledger.lock(session, [provider(h) for h in locked])
         if inventories is not None:
             inventories.update(held)

@@ -92,8 +92,10 @@ FLOATINGIP = 'floatingip'
 #: (``climate.db.network_segments``).
 NETWORK_SEGMENT = 'network_segment'
 
-#: Lock what a booking takes (the rule's guard).  Only the concurrency
-#: test turns it off, to show that its check finds overbooking then.
+#: Lock what a booking takes (the rule's guard): the inventory rows, and
+#: the host rows a host choice locks first (``climate.db.hosts``).  Only
+#: the concurrency tests turn it off, to show that their checks find
+#: overbooking then.
 LOCKING = True
 
 #: Rounds of search, lock and re-check :func:`place` makes before it

@@ -1,5 +1,9 @@
 """start_date -> ACTIVE lag: single leases, then 1,000 leases due in the
-same second with two managers."""
+same second with two managers.
+
+``run.py lag LEASES:MANAGERS ...`` runs only bursts, of each size given
+(e.g. ``lag 10000:4``: 10,000 leases due in the same second, four
+managers)."""
 
 import datetime
 import time
@@ -55,20 +59,22 @@ def _single(env):
     return lags, late
 
 
-def _burst(env, length=datetime.timedelta(hours=2)):
-    """BURST leases inserted in SQL, due in the same second; one more
+def _burst(env, length=datetime.timedelta(hours=2), burst=BURST):
+    """``burst`` leases inserted in SQL, due in the same second; one more
     created through the API, due then too, wakes the managers."""
     db = env.database
-    due = (procs.utcnow() + datetime.timedelta(seconds=6)).replace(
+    # time to insert them first (about 1,000 a second with their bodies)
+    lead = 6 + burst / 500
+    due = (procs.utcnow() + datetime.timedelta(seconds=lead)).replace(
         microsecond=0)
-    ids = common.bulk_leases(db, BURST, due, due + length, project='burst')
+    ids = common.bulk_leases(db, burst, due, due + length, project='burst')
     client = env.client()
     # due in the same second too, so the managers are told (any create of
     # a lease due soon wakes them; rows inserted in SQL do not)
     client.create_lease('wake', due, due + datetime.timedelta(hours=2))
     client.close()
-    assert procs.utcnow() < due
-    deadline = time.monotonic() + 120
+    assert procs.utcnow() < due, 'inserting took too long'
+    deadline = time.monotonic() + 120 + burst / 100
     first = last = None
     while True:
         count = db.scalar("SELECT count(*) FROM leases WHERE status = "
@@ -76,10 +82,10 @@ def _burst(env, length=datetime.timedelta(hours=2)):
         now = procs.utcnow()
         if count and first is None:
             first = now
-        if count == BURST:
+        if count == burst:
             last = now
             break
-        assert time.monotonic() < deadline, '%d/%d ACTIVE' % (count, BURST)
+        assert time.monotonic() < deadline, '%d/%d ACTIVE' % (count, burst)
         time.sleep(0.02)
     by_manager = dict(db.query(
         "SELECT manager, count(*) FROM noop_actions WHERE action = "
@@ -89,7 +95,13 @@ def _burst(env, length=datetime.timedelta(hours=2)):
             by_manager, len(ids))
 
 
-def run():
+def run(args=()):
+    if args:
+        results = {}
+        for arg in args:
+            burst, _sep, managers = arg.partition(':')
+            results.update(_bursts(int(burst), int(managers or 2)))
+        return results
     print('== start_date -> ACTIVE lag, API 2 threads, 2 managers, %s' %
           common.ENGINE)
     results = {}
@@ -104,18 +116,26 @@ def run():
         print('  single-lease p99 %.2f s (all %.2f s): %s' % (
             p99, p99_all, common.verdict(p99_all, TARGET_SINGLE_P99)))
         results['single_p99_s'] = p99_all
+    results.update(_bursts(BURST, 2))
+    return results
+
+
+def _bursts(burst, managers):
+    results = {}
+    print('== %d leases due in the same second, %d managers, %s' % (
+        burst, managers, common.ENGINE))
     for label, length in (
             ('2 h leases', datetime.timedelta(hours=2)),
             # shorter than minutes_before_end_lease: their before_end
             # events are due in the same second too
             ('30 min leases', datetime.timedelta(minutes=30))):
-        with common.Climate(managers=2, api_threads=2) as env:
-            first, last, by_manager, n = _burst(env, length)
+        with common.Climate(managers=managers, api_threads=2) as env:
+            first, last, by_manager, n = _burst(env, length, burst)
             print('  %d %s due in the same second: first ACTIVE after '
                   '%.2f s, all ACTIVE after %.2f s: %s; on_start per '
                   'manager %s' % (n, label, first, last, common.verdict(
                       last, TARGET_BURST), by_manager))
-            results['burst_all_active_s', label] = last
+            results['burst_all_active_s', burst, managers, label] = last
     return results
 
 

@@ -1,4 +1,4 @@
-"""Work locks on MariaDB and PostgreSQL (``climate.db.retries``): a
+"""Work locks on MariaDB and PostgreSQL (``climate.db.work_locks``): a
 manager waiting for the retry passes' lock gets it once released, one not
 waiting for the hunts' lock (held for minutes while servers move) is told
 at once that another holds it."""
@@ -10,26 +10,7 @@ from climate.db import api as db_api
 from climate.db import migration
 from climate.db import retries
 from climate.db import work_locks
-
-
-def _held_elsewhere(name, body):
-    """Run ``body`` while another thread holds the lock ``name``."""
-    got, release = threading.Event(), threading.Event()
-
-    def holder():
-        with work_locks.work_lock(name) as held:
-            assert held
-            got.set()
-            release.wait(30)
-
-    thread = threading.Thread(target=holder)
-    thread.start()
-    try:
-        assert got.wait(30)
-        return body(release)
-    finally:
-        release.set()
-        thread.join(30)
+from climate.tests import locks
 
 
 def test_work_locks(database):
@@ -42,7 +23,7 @@ def test_work_locks(database):
             with work_locks.work_lock('lease_hunts', wait=False) as held:
                 return held, time.monotonic() - began
 
-        held, took = _held_elsewhere('lease_hunts', not_waiting)
+        held, took = locks.held_elsewhere('lease_hunts', not_waiting)
         assert held is False and took < 2, took
         with work_locks.work_lock('lease_hunts', wait=False) as held:
             assert held is True
@@ -53,7 +34,7 @@ def test_work_locks(database):
             with work_locks.work_lock(retries.LOCK_NAME) as held:
                 return held, time.monotonic() - began
 
-        held, took = _held_elsewhere(retries.LOCK_NAME, waiting)
+        held, took = locks.held_elsewhere(retries.LOCK_NAME, waiting)
         assert held is True and took >= 0.4, took
     finally:
         db_api.get_engine().dispose()

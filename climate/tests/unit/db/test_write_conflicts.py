@@ -4,7 +4,6 @@ quota check's write of the project's row, and work locks as committed
 claims with an expiry."""
 
 import datetime
-import threading
 
 import sqlalchemy as sa
 
@@ -12,6 +11,7 @@ from climate.db import api as db_api
 from climate.db import models
 from climate.db import quotas as db_quotas
 from climate.db import work_locks
+from climate.tests import locks
 
 
 def _generation(ctx, project_id):
@@ -74,24 +74,11 @@ def test_work_lock_is_a_committed_claim_with_an_expiry(ctx, monkeypatch):
 
 
 def test_work_lock_on_sqlite_lets_one_thread_in(ctx):
-    inside = threading.Event()
-    leave = threading.Event()
-
-    def hold():
-        with work_locks.work_lock('lease_hunts') as held:
-            assert held
-            inside.set()
-            leave.wait(10)
-
-    thread = threading.Thread(target=hold)
-    thread.start()
-    try:
-        assert inside.wait(10)
+    def not_waiting(_release):
         with work_locks.work_lock('lease_hunts', wait=False) as held:
-            assert held is False
-    finally:
-        leave.set()
-        thread.join(10)
+            return held
+
+    assert locks.held_elsewhere('lease_hunts', not_waiting, 10) is False
     with work_locks.work_lock('lease_hunts', wait=False) as held:
         assert held is True
 

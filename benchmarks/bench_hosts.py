@@ -253,4 +253,5 @@ def run(args=()):
 
 
 if __name__ == '__main__':
-    run()
+    import sys
+    run(sys.argv[1:])

@@ -140,4 +140,5 @@ def _bursts(burst, managers):
 
 
 if __name__ == '__main__':
-    run()
+    import sys
+    run(sys.argv[1:])

@@ -53,6 +53,14 @@ def cpu_reference(rounds=5):
     return best * 1000
 
 
+def process_cpu_seconds(pid):
+    """CPU seconds (user + system, every thread) process ``pid`` has used
+    (Linux /proc)."""
+    with open('/proc/%d/stat' % pid) as f:
+        fields = f.read().rsplit(')', 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+
+
 def percentile(values, pct):
     """Nearest-rank percentile."""
     ordered = sorted(values)
@@ -137,24 +145,31 @@ class Climate:
                 profiler.wait(60)
             except subprocess.TimeoutExpired:
                 profiler.kill()
-        if self.cluster is not None:
-            self.cluster.stop()
-            if exc_type is not None:
-                print(self.cluster.report(30), file=sys.stderr)
-        if KEEP:
-            print('kept %s, %s, %s' % (self.workdir, self.database and
-                                       self.database.name,
-                                       self.vhost and self.vhost.name))
-            return
-        if self.database is not None:
-            self.database.drop()
-        if self.vhost is not None:
-            self.vhost.delete()
-        if exc_type is None:  # logs are kept when something failed
-            shutil.rmtree(self.workdir, ignore_errors=True)
+        tear_down(self.cluster, self.database, self.vhost, self.workdir,
+                  failed=exc_type is not None)
 
     def client(self, **kwargs):
         return procs.Client(self.cluster.url, **kwargs)
+
+
+def tear_down(cluster, database, vhost, workdir, failed):
+    """Stop a benchmark's processes and drop its database, vhost and
+    directory (kept with CLIMATE_TEST_KEEP; the logs are kept when it
+    ``failed``, and the processes' last lines printed)."""
+    if cluster is not None:
+        cluster.stop()
+        if failed:
+            print(cluster.report(30), file=sys.stderr)
+    if KEEP:
+        print('kept %s, %s, %s' % (workdir, database and database.name,
+                                   vhost and vhost.name))
+        return
+    if database is not None:
+        database.drop()
+    if vhost is not None:
+        vhost.delete()
+    if not failed:
+        shutil.rmtree(workdir, ignore_errors=True)
 
     def latency_client(self, **kwargs):
         """The client a latency figure is measured with (``CLIENT``)."""

@@ -3,6 +3,21 @@
 [floatingips] [stacks] [floor] [ledger] [takeover] [usage] [quotas]
 [retries] [galera]
 
+or python benchmarks/run.py ab <git ref> [noop] [host] [--rounds N]
+[--per-round N] [--hosts N] [--new <git ref>]: the working tree (or the
+ref ``--new``) against a git ref, side by
+side in one run, each in its own venv, database and vhost, interleaved
+rounds of POST /v1/leases, printing p50/p90/p99 of each and the ratios
+new/old (bench_ab.py; ``ab HEAD`` checks the benchmark itself: about
+1.0).  Every performance claim and every review of a change to a hot
+path uses it.  ``ab`` takes the rest of the command line and is not run
+when no benchmark is named.
+
+``hosts`` and ``lag``, named first, take sizes: ``hosts
+100000:1000000`` (hosts:future allocations; by default 1,000 and 10,000
+hosts with 100,000), ``lag 10000:4`` (leases due in the same second:managers;
+only the bursts).
+
 Each benchmark starts its own climate-api (2 threads) and climate-manager
 processes on a fresh MariaDB database and RabbitMQ vhost (the functional
 tests' helpers, climate/tests/functional/procs.py) and prints its figures
@@ -28,6 +43,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import bench_ab  # noqa: E402
 import bench_floatingips  # noqa: E402
 import bench_floor  # noqa: E402
 import bench_galera  # noqa: E402
@@ -54,19 +70,28 @@ BENCHMARKS = {'post': bench_post.run, 'list': bench_list.run,
               'floor': bench_floor.run, 'ledger': bench_ledger.run,
               'takeover': bench_takeover.run, 'usage': bench_usage.run,
               'quotas': bench_quotas.run, 'retries': bench_retries.run,
-              'galera': bench_galera.run}
+              'galera': bench_galera.run, 'ab': bench_ab.run}
+#: the benchmarks that take the rest of the command line as arguments
+#: when named first (``hosts 100000:1000000``, ``lag 10000:4``)
+WITH_ARGUMENTS = ('ab', 'hosts', 'lag')
+#: named only: it needs a git ref
+NAMED_ONLY = ('ab',)
 
 
 def main(argv):
-    names = argv or list(BENCHMARKS)
-    unknown = [n for n in names if n not in BENCHMARKS]
-    if unknown:
-        sys.exit('unknown benchmark(s) %s; choose from %s' % (
-            ', '.join(unknown), ', '.join(BENCHMARKS)))
-    for name in names:
+    if argv and argv[0] in WITH_ARGUMENTS:
+        runs = [(argv[0], (argv[1:],))]
+    else:
+        names = argv or [n for n in BENCHMARKS if n not in NAMED_ONLY]
+        unknown = [n for n in names if n not in BENCHMARKS]
+        if unknown:
+            sys.exit('unknown benchmark(s) %s; choose from %s' % (
+                ', '.join(unknown), ', '.join(BENCHMARKS)))
+        runs = [(name, ()) for name in names]
+    for name, args in runs:
         began = time.monotonic()
         before = common.cpu_reference()
-        BENCHMARKS[name]()
+        BENCHMARKS[name](*args)
         print('  [%s took %.0fs; CPU reference loop %.1f ms before, %.1f ms '
               'after]\n' % (name, time.monotonic() - began, before,
                             common.cpu_reference()))

@@ -25,10 +25,10 @@ def put_rates(session, rates):
     """Replace the rate table."""
     row = session.get(Rates, 1)
     if row is None:
-        session.add(Rates(id=1, rates=rates, updated_at=models._now()))
+        session.add(Rates(id=1, rates=rates, updated_at=models.now()))
     else:
         row.rates = rates
-        row.updated_at = models._now()
+        row.updated_at = models.now()
 
 
 def consumed(session, start, end, project_id=None):

@@ -5,7 +5,7 @@ import sqlalchemy as sa
 
 from climate.db import api as db_api
 from climate.db import models
-from climate.manager import lease_input
+from climate import lease_events
 from climate import states
 
 _EVENTS = models.Event.__table__
@@ -22,7 +22,7 @@ def event_backlog(ctx, now):
     count (its own, and users' ``notification``): another type of a
     user's stays UNDONE forever, and would otherwise look overdue.
     """
-    engine_types = _EVENTS.c.event_type.in_(lease_input.RUN_EVENT_TYPES)
+    engine_types = _EVENTS.c.event_type.in_(lease_events.RUN_EVENT_TYPES)
     due = sa.and_(_EVENTS.c.status.in_([states.UNDONE, states.IN_PROGRESS]),
                   _EVENTS.c.due_at <= now, engine_types)
     with db_api.reader(ctx) as session:

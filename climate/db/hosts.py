@@ -307,7 +307,7 @@ def host_update_capabilities(ctx, host_id, values):
     with db_api.writer(ctx) as session:
         host = host_row(ctx, host_id, for_update=True)
         _set_capabilities(ctx, session, host.id, values)
-        host.updated_at = models._now()
+        host.updated_at = models.now()
         _bump(session)
 
 
@@ -322,7 +322,7 @@ def host_set_ratios(ctx, host_id, ratios):
             if key not in RATIOS:
                 raise ValueError(key)
             setattr(host, key, value)
-        host.updated_at = models._now()
+        host.updated_at = models.now()
         session.flush()
         _bump(session)
         return host
@@ -399,7 +399,7 @@ def property_set_private(ctx, name, private):
         if prop is None:
             raise exceptions.HostPropertyNotFound(property=name)
         prop.private = private
-        prop.updated_at = models._now()
+        prop.updated_at = models.now()
         session.flush()
         return prop
 

@@ -1071,7 +1071,7 @@ def set_inventory(session, provider_id, kind, inventories, now=None):
     (the message names the class and the instant), or hold a class that
     goes.  Whole bookings of the provider follow the new capacity.
     """
-    now = now or models._now()
+    now = now or models.now()
     new = {cls: _validated(provider_id, values)
            for cls, values in inventories.items()}
     if WHOLE in new and new[WHOLE].total != 1:
@@ -1117,7 +1117,7 @@ def set_inventory(session, provider_id, kind, inventories, now=None):
             raise exceptions.Conflict(
                 reason='provider %s cannot lose its %s inventory: it is '
                        'booked from %s UTC' % (provider_id, cls,
-                                              _fmt(first)),
+                                               _fmt(first)),
                 provider=provider_id, resource_class=cls, at=first)
         usable = capacity.usable(new[cls])
         hit = capacity.first_excess(booked, now, last, usable)
@@ -1136,7 +1136,7 @@ def set_inventory(session, provider_id, kind, inventories, now=None):
         elif tuple(_inventory(row)) != tuple(inv):
             for key, value in inv._asdict().items():
                 setattr(row, key, value)
-            row.updated_at = models._now()
+            row.updated_at = models.now()
     for cls, row in by_class.items():
         if cls not in new:
             session.delete(row)
@@ -1163,7 +1163,7 @@ def set_inventory(session, provider_id, kind, inventories, now=None):
 def delete_provider(session, provider_id, now=None):
     """Remove a provider's inventory; refused (Conflict) while bookings
     not yet over hold it.  Returns the number of classes removed."""
-    now = now or models._now()
+    now = now or models.now()
     _lock(session, [provider_id])
     holders = session.execute(sa.select(
         Book.reservation_id, sa.func.max(Book.end_date)).where(

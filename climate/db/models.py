@@ -13,7 +13,8 @@ def _uuid():
     return str(uuid.uuid4())
 
 
-def _now():
+def now():
+    """The time the database stores: UTC, naive, whole seconds."""
     return timeutils.utcnow().replace(microsecond=0, tzinfo=None)
 
 
@@ -26,8 +27,8 @@ LEASE_BODY = sa.Text().with_variant(mysql.MEDIUMTEXT(), 'mysql', 'mariadb')
 
 
 class TimestampMixin:
-    created_at = sa.Column(sa.DateTime, nullable=False, default=_now)
-    updated_at = sa.Column(sa.DateTime, nullable=True, onupdate=_now)
+    created_at = sa.Column(sa.DateTime, nullable=False, default=now)
+    updated_at = sa.Column(sa.DateTime, nullable=True, onupdate=now)
 
 
 class Lease(TimestampMixin, Base):
@@ -187,7 +188,7 @@ class NoopAction(Base):
     reservation_id = sa.Column(sa.String(36), nullable=False)
     event_id = sa.Column(sa.String(36), nullable=True)
     manager = sa.Column(sa.String(255), nullable=True)
-    created_at = sa.Column(sa.DateTime, nullable=False, default=_now)
+    created_at = sa.Column(sa.DateTime, nullable=False, default=now)
 
 
 class IdempotencyKey(Base):
@@ -208,7 +209,7 @@ class IdempotencyKey(Base):
     request_hash = sa.Column(sa.String(64), nullable=False)
     # no foreign key: a deleted lease's key is still a used key
     lease_id = sa.Column(sa.String(36), nullable=False)
-    created_at = sa.Column(sa.DateTime, nullable=False, default=_now)
+    created_at = sa.Column(sa.DateTime, nullable=False, default=now)
     expires_at = sa.Column(sa.DateTime, nullable=False)
 
 
@@ -232,7 +233,7 @@ class Webhook(Base):
     secret = sa.Column(sa.String(255), nullable=False)
     # the event types delivered to it; null: all of them
     event_types = sa.Column(sa.JSON, nullable=True)
-    created_at = sa.Column(sa.DateTime, nullable=False, default=_now)
+    created_at = sa.Column(sa.DateTime, nullable=False, default=now)
 
 
 #: A delivery's body: a lease's view, which may outgrow TEXT on MariaDB.
@@ -274,7 +275,7 @@ class WebhookDelivery(Base):
     last_error = sa.Column(sa.Text, nullable=True)
     claimed_by = sa.Column(sa.String(255), nullable=True)
     claim_token = sa.Column(sa.String(36), nullable=True)
-    created_at = sa.Column(sa.DateTime, nullable=False, default=_now)
+    created_at = sa.Column(sa.DateTime, nullable=False, default=now)
     delivered_at = sa.Column(sa.DateTime, nullable=True)
 
 

@@ -61,7 +61,7 @@ def _bump_query():
 def _ensure_row(session, project_id):
     """A row of nulls for the project, unless it has one: concurrent
     inserters of the same project wait for the first, then find it."""
-    values = {'project_id': project_id, 'created_at': models._now()}
+    values = {'project_id': project_id, 'created_at': models.now()}
     name = db_api.dialect_name()
     if name == 'postgresql':
         statement = postgresql.insert(Quota).values(
@@ -80,7 +80,7 @@ def put(session, project_id, values):
     _ensure_row(session, project_id)
     session.execute(sa.update(Quota).where(
         Quota.project_id == project_id).values(
-        updated_at=models._now(), **values))
+        updated_at=models.now(), **values))
 
 
 def delete(session, project_id):

@@ -63,7 +63,7 @@ def _row(provider_id):
     return dict(provider_id=provider_id, provider_kind=KIND,
                 resource_class=SERVER, total=1, reserved=0,
                 allocation_ratio=1.0, min_unit=1, max_unit=1, step_size=1,
-                created_at=models._now())
+                created_at=models.now())
 
 
 def ensure(session, server_id):

@@ -196,7 +196,7 @@ def pool_update(ctx, pool_id, values):
             elif key not in FIELDS:
                 raise ValueError(key)
             setattr(row, key, value)
-        row.updated_at = models._now()
+        row.updated_at = models.now()
         session.flush()
         _write_inventory(session, row)
         return pool_dict(row)

@@ -60,8 +60,8 @@ from climate import dates
 from climate.db import api as db_api
 from climate.db import usage as db_usage
 from climate import exceptions
+from climate import lease_events
 from climate.manager import heartbeat
-from climate.manager import lease_input
 from climate.manager import lease_types
 from climate.manager import trusts
 from climate.manager import views
@@ -76,23 +76,23 @@ CONF = cfg.CONF
 # that comes due while an earlier one has not run is not claimed (and, if
 # claimed in a race, waits this long before looking again, not counted as an
 # attempt).
-_RUN_ORDER = {lease_input.START: 0, lease_input.BEFORE_END: 1,
-              lease_input.END: 2}
+_RUN_ORDER = {lease_events.START: 0, lease_events.BEFORE_END: 1,
+              lease_events.END: 2}
 # Across leases, due events are claimed ends first (they free resources that
 # starts due at the same moment may need), then starts (users wait on them),
 # then before-end notices and users' notifications (notices both: nothing
 # waits for them).
-_CLAIM_ORDER = (lease_input.END, lease_input.START, lease_input.BEFORE_END,
-                lease_input.NOTIFICATION)
+_CLAIM_ORDER = (lease_events.END, lease_events.START, lease_events.BEFORE_END,
+                lease_events.NOTIFICATION)
 _WAIT_FOR_EARLIER = datetime.timedelta(seconds=1)
 # How long a saturated engine waits for more free slots before claiming.
 _REFILL_WAIT = 0.05
 
 
-_NOTIFICATION = {lease_input.START: lease_notifications.START,
-                 lease_input.END: lease_notifications.END,
-                 lease_input.BEFORE_END: lease_notifications.BEFORE_END,
-                 lease_input.NOTIFICATION:
+_NOTIFICATION = {lease_events.START: lease_notifications.START,
+                 lease_events.END: lease_notifications.END,
+                 lease_events.BEFORE_END: lease_notifications.BEFORE_END,
+                 lease_events.NOTIFICATION:
                      lease_notifications.EVENT_NOTIFICATION}
 
 
@@ -260,7 +260,7 @@ class EventEngine:
             if event_type in webhooks.DELIVERED_TYPES and \
                     self.deliveries_recorded is not None:
                 self.deliveries_recorded()
-            if event_type == lease_input.END:
+            if event_type == lease_events.END:
                 self._give_back_borrowed(ctx, lease)
                 self._released()
             self._notify(ctx, event_type, lease, event_id)
@@ -344,7 +344,7 @@ class EventEngine:
                 # the lease was rescheduled after the claim
                 self._release(event, event.time)
                 return None, None
-            if event.event_type == lease_input.NOTIFICATION:
+            if event.event_type == lease_events.NOTIFICATION:
                 # a notice of the user's: no plugin, no order, one
                 # transaction
                 event.attempts += 1
@@ -359,7 +359,7 @@ class EventEngine:
                 # another manager) must run first
                 self._release(event, now + _WAIT_FOR_EARLIER)
                 return None, None
-            if (event.event_type == lease_input.BEFORE_END and
+            if (event.event_type == lease_events.BEFORE_END and
                     lease.status != states.ACTIVE):
                 # before_end of a lease that never became active: nothing to
                 # warn about
@@ -376,9 +376,9 @@ class EventEngine:
         """Count the attempt; the lease shows STARTING or TERMINATING
         until the event is done (or gives up)."""
         event.attempts += 1
-        if event.event_type == lease_input.START:
+        if event.event_type == lease_events.START:
             db_api.set_status(lease, 'lease', states.STARTING)
-        elif (event.event_type == lease_input.END and
+        elif (event.event_type == lease_events.END and
               lease.status != states.TERMINATED):
             db_api.set_status(lease, 'lease', states.TERMINATING)
 
@@ -399,21 +399,21 @@ class EventEngine:
         caller's transaction); returns the lease view to notify."""
         view = views.lease(lease)
         event_view = views.event(event)
-        if event.event_type == lease_input.END:
+        if event.event_type == lease_events.END:
             # what the lease held is kept before its bookings go
             with db_api.writer(ctx) as session:
                 db_usage.record_consumed(session, lease.id, dates.utcnow())
-        notice = event.event_type == lease_input.NOTIFICATION
+        notice = event.event_type == lease_events.NOTIFICATION
         for res, res_view in views.in_run_order(
-                event.event_type != lease_input.END,
+                event.event_type != lease_events.END,
                 zip(lease.reservations, view['reservations'])):
             if notice or res.status == states.RES_DELETED:
                 continue
             plugin = self.plugins.get(res.resource_type)
-            if event.event_type == lease_input.START:
+            if event.event_type == lease_events.START:
                 plugin.on_start(ctx, view, res_view, event_view)
                 db_api.set_status(res, 'reservation', states.RES_ACTIVE)
-            elif event.event_type == lease_input.END:
+            elif event.event_type == lease_events.END:
                 plugin.on_end(ctx, view, res_view, event_view)
                 db_api.set_status(res, 'reservation', states.RES_DELETED)
             else:
@@ -422,9 +422,9 @@ class EventEngine:
                 event.event_type + ' attempt'):
             # the retry note of this very event is stale now
             lease.status_reason = None
-        if event.event_type == lease_input.START:
+        if event.event_type == lease_events.START:
             db_api.set_status(lease, 'lease', states.ACTIVE)
-        elif event.event_type == lease_input.END:
+        elif event.event_type == lease_events.END:
             db_api.set_status(lease, 'lease', states.TERMINATED)
             # Before the commit, so that a crash cannot forget it; a
             # re-run of this event finds it gone, which is harmless
@@ -462,7 +462,7 @@ class EventEngine:
                 self._begin_attempt(lease, event)
             event.last_error = reason[:4000]
             limit = CONF.manager.event_max_attempts
-            if event.event_type == lease_input.START:
+            if event.event_type == lease_events.START:
                 limit = lease_types.start_attempts(lease.lease_type, limit)
             if event.attempts >= limit:
                 db_api.set_status(event, 'event', states.EVENT_ERROR)
@@ -470,7 +470,7 @@ class EventEngine:
                 what = '%s failed after %d attempt%s: %s' % (
                     event.event_type, event.attempts,
                     '' if event.attempts == 1 else 's', reason)
-                gave_back = (event.event_type == lease_input.START and
+                gave_back = (event.event_type == lease_events.START and
                              lease_types.rolled_back(lease.lease_type))
                 if gave_back:
                     what, gave_back = self._give_back(ctx, lease, what)
@@ -534,7 +534,7 @@ class EventEngine:
                 'reservations released' % what, True)
 
     def _notify(self, ctx, event_type, lease, event_id=None):
-        if event_type != lease_input.NOTIFICATION:
+        if event_type != lease_events.NOTIFICATION:
             self.notifier.send(ctx, _NOTIFICATION[event_type], lease)
             return
         # which of the lease's notices this is

@@ -51,6 +51,7 @@ from climate.db import hosts as db_hosts
 from climate.db import models
 from climate.db import work_locks
 from climate import exceptions
+from climate import lease_events
 from climate.manager import lease_input
 from climate.notifications import lease as lease_notifications
 from climate.plugins.physical_host.backends import nova as nova_backend
@@ -111,7 +112,7 @@ class NovaEvacuation:
         going to the other hypervisors outside the inventory."""
         nova, placement = self.clients
         workers = CONF.hosts.max_parallel
-        with evacuation.nova_backend._Calls('listing hypervisors'):
+        with nova_backend.Calls('listing hypervisors'):
             hypervisors = nova.hypervisors.list(detailed=True)
         names = sorted({(getattr(h, 'service', None) or {}).get('host')
                         for h in hypervisors} - {None} - set(registered))
@@ -128,7 +129,7 @@ class NovaEvacuation:
 
     def _services(self, names):
         nova, _placement = self.clients
-        with evacuation.nova_backend._Calls('listing compute services'):
+        with nova_backend.Calls('listing compute services'):
             services = nova.services.list(binary='nova-compute')
         return nova, [s for s in services if s.host in set(names)]
 
@@ -138,7 +139,7 @@ class NovaEvacuation:
         nova, services = self._services(names)
         for service in services:
             if service.status != 'disabled':
-                with evacuation.nova_backend._Calls(
+                with nova_backend.Calls(
                         'disabling compute service of %s' % service.host):
                     nova.services.disable_log_reason(service.id, reason)
 
@@ -147,7 +148,7 @@ class NovaEvacuation:
         nova, services = self._services(names)
         for service in services:
             if service.status == 'disabled':
-                with evacuation.nova_backend._Calls(
+                with nova_backend.Calls(
                         'enabling compute service of %s' % service.host):
                     nova.services.enable(service.id)
 
@@ -415,9 +416,9 @@ def events_now(start, end):
     values = []
     before_end = lease_input.default_before_end(
         start, end, CONF.manager.minutes_before_end_lease)
-    for event_type, when in ((lease_input.START, start),
-                             (lease_input.END, end),
-                             (lease_input.BEFORE_END, before_end)):
+    for event_type, when in ((lease_events.START, start),
+                             (lease_events.END, end),
+                             (lease_events.BEFORE_END, before_end)):
         if when is not None:
             values.append(models.Event(
                 event_type=event_type, time=when, due_at=when,

@@ -12,20 +12,8 @@ import datetime
 
 from climate import dates
 from climate import exceptions
+from climate import lease_events
 from climate import states
-
-START = 'start_lease'
-END = 'end_lease'
-BEFORE_END = 'before_end_lease'
-#: The events Climate makes and its event engine runs.
-EVENT_TYPES = (START, END, BEFORE_END)
-#: A user's event that the engine runs too (once, at its time): a notice
-#: sent as a notification and to the project's webhooks
-#: (``climate.manager.webhooks``).  Other types a user gives are kept and
-#: shown, never run.
-NOTIFICATION = 'notification'
-#: Every event type the engine claims and runs.
-RUN_EVENT_TYPES = EVENT_TYPES + (NOTIFICATION,)
 
 #: The fields of a user's own event: Heat's ``OS::Blazar::Lease`` sends
 #: ``event_type`` and ``time``, python-blazarclient's ``--event``
@@ -128,8 +116,8 @@ def user_events(raw, now):
     python-blazarclient send and refuses the rest, and the engine's own
     types (a second ``start_lease`` would start the lease twice).  They
     are shown among the lease's events; those of type ``notification``
-    are run by the event engine at their time (:data:`NOTIFICATION`), the
-    others never.
+    are run by the event engine at their time
+    (:data:`climate.lease_events.NOTIFICATION`), the others never.
     """
     if not raw:
         return []
@@ -158,7 +146,7 @@ def user_events(raw, now):
             raise exceptions.InvalidEvent(
                 reason='%s.event_type is longer than %d characters' % (
                     where, MAX_EVENT_TYPE_LENGTH))
-        if event_type in EVENT_TYPES:
+        if event_type in lease_events.EVENT_TYPES:
             raise exceptions.InvalidEvent(
                 reason='%s.event_type %s is made by Climate from the '
                        "lease's dates" % (where, event_type))
@@ -290,7 +278,8 @@ def parse_update(body, current, now, max_name_length, status):
 
     # Blazar's conditions, on its minute-precision "now"
     minute = floor_minute(now)
-    started = status not in states.LEASE_NOT_STARTED or current['start_date'] < minute
+    started = status not in states.LEASE_NOT_STARTED or \
+        current['start_date'] < minute
     ended = status == states.TERMINATED or current['end_date'] < minute
     if (started and body.get('start_date') is not None and
             new['start_date'] == floor_minute(current['start_date'])):

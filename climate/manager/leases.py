@@ -21,6 +21,7 @@ from climate.db import models
 from climate.db import retries as db_retries
 from climate.db import usage as db_usage
 from climate import exceptions
+from climate import lease_events
 from climate.manager import hunts
 from climate.manager import lease_input
 from climate.manager import lease_types
@@ -49,7 +50,7 @@ def _before_end_of(lease):
     are notices already given for an end that has moved since)."""
     found = None
     for ev in lease.events:
-        if ev.event_type == lease_input.BEFORE_END and (
+        if ev.event_type == lease_events.BEFORE_END and (
                 found is None or ev.time >= found.time):
             found = ev
     return found
@@ -440,17 +441,17 @@ class LeaseService:
     @db_api.retry_on_deadlock
     def _create(self, ctx, values, validated, trust_id, idempotency=None):
         """The lease's transaction (re-run whole on a deadlock)."""
-        events = [_event_values(lease_input.START, values['start_date']),
-                  _event_values(lease_input.END, values['end_date'])]
+        events = [_event_values(lease_events.START, values['start_date']),
+                  _event_values(lease_events.END, values['end_date'])]
         if values['before_end_date'] is not None:
-            events.append(_event_values(lease_input.BEFORE_END,
+            events.append(_event_values(lease_events.BEFORE_END,
                                         values['before_end_date']))
         user_events = [_event_values(event_type, when)
                        for event_type, when in values['events']]
         # the engine wakes for the events it runs only: its own and users'
         # notifications, never another type of a user's
         due_times = [ev['due_at'] for ev in events + user_events
-                     if ev['event_type'] in lease_input.RUN_EVENT_TYPES]
+                     if ev['event_type'] in lease_events.RUN_EVENT_TYPES]
         events += user_events
         row_values = self._row_values(
             ctx, values, trust_id,
@@ -759,23 +760,23 @@ class LeaseService:
         end moves, a new one is scheduled before the new end (if that is
         still ahead), so that a lease prolonged after its notice warns again.
         """
-        wanted = {lease_input.START: new['start_date'],
-                  lease_input.END: new['end_date'],
-                  lease_input.BEFORE_END: new['before_end_date']}
+        wanted = {lease_events.START: new['start_date'],
+                  lease_events.END: new['end_date'],
+                  lease_events.BEFORE_END: new['before_end_date']}
         current_before_end = _before_end_of(lease)
         for ev in list(lease.events):
-            if ev.event_type not in lease_input.EVENT_TYPES:
+            if ev.event_type not in lease_events.EVENT_TYPES:
                 continue  # a user's own event stays where it was asked
-            if (ev.event_type == lease_input.BEFORE_END and
+            if (ev.event_type == lease_events.BEFORE_END and
                     ev is not current_before_end):
                 continue  # an earlier notice, history
             when = wanted.pop(ev.event_type)
             if ev.time == when:
                 continue
             if ev.status != states.UNDONE:
-                if ev.event_type == lease_input.BEFORE_END:
+                if ev.event_type == lease_events.BEFORE_END:
                     if when is not None and when > now:
-                        wanted[lease_input.BEFORE_END] = when
+                        wanted[lease_events.BEFORE_END] = when
                     continue
                 raise exceptions.InvalidState(
                     kind='Lease', id=lease.id, status=lease.status,
@@ -784,9 +785,9 @@ class LeaseService:
                 lease.events.remove(ev)
             else:
                 ev.time = ev.due_at = when
-        if wanted.get(lease_input.BEFORE_END) is not None:
+        if wanted.get(lease_events.BEFORE_END) is not None:
             lease.events.append(models.Event(**_event_values(
-                lease_input.BEFORE_END, wanted[lease_input.BEFORE_END])))
+                lease_events.BEFORE_END, wanted[lease_events.BEFORE_END])))
 
     # -- deleting ------------------------------------------------------------
 

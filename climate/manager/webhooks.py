@@ -49,15 +49,15 @@ from climate import context as climate_context
 from climate import dates
 from climate.db import webhooks as db_webhooks
 from climate import exceptions
+from climate import lease_events
 from climate import outbound
-from climate.manager import lease_input
 
 LOG = logging.getLogger(__name__)
 CONF = cfg.CONF
 
 #: The event types delivered to webhooks (a webhook's ``event_types``
 #: filter takes these).
-DELIVERED_TYPES = (lease_input.NOTIFICATION, lease_input.BEFORE_END)
+DELIVERED_TYPES = (lease_events.NOTIFICATION, lease_events.BEFORE_END)
 #: Version of a delivery's body (MAJOR.MINOR; a MINOR bump only adds
 #: fields).
 BODY_VERSION = '1.0'

@@ -19,7 +19,6 @@ import pecan
 from pecan import rest
 
 from climate.api import microversion
-from climate.api.v1 import hosts as hosts_api
 from climate.api.v1 import inventory
 from climate.api.v1 import types
 from climate import exceptions
@@ -61,7 +60,7 @@ class RatesController(rest.RestController):
     @pecan.expose('json')
     def get_all(self):
         ctx = inventory.authorize(PREFIX, 'rates:get', VERSION)
-        hosts_api._query(())
+        inventory.query(())
         return {'rates': inventory.rpc().billing_rates_get(ctx)}
 
     @pecan.expose('json')
@@ -80,8 +79,8 @@ class BillingController(rest.RestController):
     @pecan.expose(content_type='application/json')
     def get_all(self):
         ctx = inventory.authorize(PREFIX, 'get', VERSION)
-        params = hosts_api._query(('project_id', 'all_projects', 'start',
-                                   'end', 'format'))
+        params = inventory.query(('project_id', 'all_projects', 'start',
+                                  'end', 'format'))
         output = _format(params)
         project_id = params.pop('project_id', ctx.project_id)
         every = params.pop('all_projects', 'false').lower()

@@ -10,7 +10,6 @@ and status codes (201 on create, 204 on delete).
 import pecan
 from pecan import rest
 
-from climate.api.v1 import hosts as hosts_api
 from climate.api.v1 import inventory
 from climate.api.v1 import types
 
@@ -23,7 +22,7 @@ class FloatingIPsController(rest.RestController):
     @pecan.expose('json')
     def get_all(self):
         ctx = inventory.authorize(PREFIX, 'get_all')
-        hosts_api._query(())
+        inventory.query(())
         return {'floatingips': inventory.rpc().floatingip_list(ctx)}
 
     @pecan.expose('json')

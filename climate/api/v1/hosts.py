@@ -15,6 +15,7 @@ import pecan
 from pecan import rest
 
 from climate.api import microversion
+from climate.api.v1 import inventory
 from climate.api.v1 import types
 from climate import exceptions
 from climate import policy
@@ -24,22 +25,6 @@ _TRUE = ('1', 'true', 'yes', 'on')
 
 
 _body = types.request_object
-
-
-def _query(allowed):
-    params = pecan.request.GET
-    unknown = set(params) - set(allowed)
-    if unknown:
-        raise exceptions.InvalidInput(
-            reason='unknown query parameter(s) %s; accepted: %s' % (
-                ', '.join(sorted(repr(k) for k in unknown)),
-                ', '.join(sorted(allowed)) or 'none'))
-    for key in allowed:
-        if '\x00' in params.get(key, ''):
-            # no database compares text holding NUL (PostgreSQL refuses it)
-            raise exceptions.InvalidInput(
-                reason='%s holds a NUL character' % key)
-    return {k: params[k] for k in allowed if k in params}
 
 
 def _flag(params, name):
@@ -68,7 +53,7 @@ class AllocationsController(rest.RestController):
     @pecan.expose('json')
     def get_all(self):
         ctx = _authorize('allocation:get_all')
-        params = _query(('lease_id', 'reservation_id'))
+        params = inventory.query(('lease_id', 'reservation_id'))
         return {'allocations': _rpc().host_allocations(ctx, **params)}
 
 
@@ -78,7 +63,7 @@ class HostAllocationController(rest.RestController):
     @pecan.expose('json')
     def get_all(self, host_id):
         ctx = _authorize('allocation:get')
-        params = _query(('lease_id', 'reservation_id'))
+        params = inventory.query(('lease_id', 'reservation_id'))
         return {'allocation': _rpc().host_allocation(ctx, host_id, **params)}
 
 
@@ -88,7 +73,7 @@ class PropertiesController(rest.RestController):
     @pecan.expose('json')
     def get_all(self):
         ctx = _authorize('properties:get')
-        params = _query(('detail', 'all'))
+        params = inventory.query(('detail', 'all'))
         return {'resource_properties': _rpc().host_properties(
             ctx, detail=_flag(params, 'detail'),
             include_private=_flag(params, 'all'))}
@@ -116,10 +101,10 @@ class HostsController(rest.RestController):
         ctx = pecan.request.context
         if not policy.check(ctx, 'climate:oshosts:get_all') and \
                 policy.check(ctx, 'climate:oshosts:get_all_summary'):
-            _query(())
+            inventory.query(())
             return {'hosts': _rpc().host_pool_summary(ctx)}
         ctx = _authorize('get_all')
-        _query(())
+        inventory.query(())
         return {'hosts': _rpc().host_list(ctx)}
 
     @pecan.expose('json')

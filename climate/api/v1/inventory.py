@@ -1,4 +1,5 @@
-"""What the admin inventory routes share (``/v1/floatingips``...):
+"""What the v1 controllers share: the checked query parameters of a
+request and, for the admin inventory routes (``/v1/floatingips``...),
 authorizing a rule of the route's policy prefix (after its microversion,
 when it has one), the manager's RPC API, and the 405 of a collection
 asked for a method only its items have."""
@@ -18,6 +19,24 @@ def authorize(prefix, rule, version=None):
     ctx = pecan.request.context
     policy.authorize(ctx, prefix % rule)
     return ctx
+
+
+def query(allowed):
+    """The request's query parameters named in ``allowed``; 400 for any
+    other parameter, or for a value holding a NUL character."""
+    params = pecan.request.GET
+    unknown = set(params) - set(allowed)
+    if unknown:
+        raise exceptions.InvalidInput(
+            reason='unknown query parameter(s) %s; accepted: %s' % (
+                ', '.join(sorted(repr(k) for k in unknown)),
+                ', '.join(sorted(allowed)) or 'none'))
+    for key in allowed:
+        if '\x00' in params.get(key, ''):
+            # no database compares text holding NUL (PostgreSQL refuses it)
+            raise exceptions.InvalidInput(
+                reason='%s holds a NUL character' % key)
+    return {k: params[k] for k in allowed if k in params}
 
 
 def rpc():

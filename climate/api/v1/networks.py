@@ -11,7 +11,6 @@ extra capabilities beside the fields) and status codes (201 on create,
 import pecan
 from pecan import rest
 
-from climate.api.v1 import hosts as hosts_api
 from climate.api.v1 import inventory
 from climate.api.v1 import types
 
@@ -24,7 +23,7 @@ class NetworksController(rest.RestController):
     @pecan.expose('json')
     def get_all(self):
         ctx = inventory.authorize(PREFIX, 'get_all')
-        hosts_api._query(())
+        inventory.query(())
         return {'networks': inventory.rpc().network_list(ctx)}
 
     @pecan.expose('json')

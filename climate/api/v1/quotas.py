@@ -16,7 +16,6 @@ import pecan
 from pecan import rest
 
 from climate.api import microversion
-from climate.api.v1 import hosts as hosts_api
 from climate.api.v1 import inventory
 from climate.api.v1 import types
 from climate import policy
@@ -43,7 +42,7 @@ class QuotasController(rest.RestController):
     @pecan.expose('json')
     def get_all(self):
         ctx = inventory.authorize(PREFIX, 'get_all', VERSION)
-        hosts_api._query(())
+        inventory.query(())
         return {'quotas': inventory.rpc().quota_list(ctx)}
 
     @pecan.expose('json')

@@ -14,7 +14,6 @@ import pecan
 from pecan import rest
 
 from climate.api import microversion
-from climate.api.v1 import hosts as hosts_api
 from climate.api.v1 import inventory
 
 VERSION = microversion.Version.parse('1.8')
@@ -27,7 +26,7 @@ class CapacityController(rest.RestController):
     @pecan.expose('json')
     def get_all(self):
         ctx = inventory.authorize(PREFIX, 'capacity', VERSION)
-        query = hosts_api._query(('start', 'end', 'step', 'resource_class'))
+        query = inventory.query(('start', 'end', 'step', 'resource_class'))
         return {'capacity': inventory.rpc().usage_capacity(ctx, query)}
 
 
@@ -39,7 +38,7 @@ class UsageController(rest.RestController):
     @pecan.expose('json')
     def get_all(self):
         ctx = inventory.authorize(PREFIX, 'get', VERSION)
-        query = hosts_api._query(('project_id', 'start', 'end', 'by_lease'))
+        query = inventory.query(('project_id', 'start', 'end', 'by_lease'))
         if query.get('project_id', ctx.project_id) != ctx.project_id:
             inventory.authorize(PREFIX, 'get:all_projects')
         return {'usage': inventory.rpc().usage(ctx, query)}

@@ -11,7 +11,6 @@ import pecan
 from pecan import rest
 
 from climate.api import microversion
-from climate.api.v1 import hosts as hosts_api
 from climate.api.v1 import inventory
 from climate.api.v1 import types
 
@@ -31,7 +30,7 @@ class AllocationsController(rest.RestController):
     @pecan.expose('json')
     def get_all(self):
         ctx = _authorize('allocation:get_all', ALLOCATIONS_VERSION)
-        params = hosts_api._query(('lease_id', 'reservation_id'))
+        params = inventory.query(('lease_id', 'reservation_id'))
         return {'allocations': _rpc().volume_pool_allocations(ctx, **params)}
 
 
@@ -43,7 +42,7 @@ class VolumePoolsController(rest.RestController):
     @pecan.expose('json')
     def get_all(self):
         ctx = _authorize('get_all')
-        hosts_api._query(())
+        inventory.query(())
         return {'volume_pools': _rpc().volume_pool_list(ctx)}
 
     @pecan.expose('json')

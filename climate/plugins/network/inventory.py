@@ -14,6 +14,7 @@ from climate import dates
 from climate.db import models
 from climate.db import network_segments as db_segments
 from climate import exceptions
+from climate.plugins import common
 from climate.plugins.physical_host import inventory as host_inventory
 from climate.plugins.physical_host import plugin as host_plugin
 from climate.scheduling import filters
@@ -27,17 +28,12 @@ RESERVED_KEYS = db_segments.FIELDS + ('id', 'reservable', 'created_at',
 OWNER = 'network segment'
 
 
-def _short(value):
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + '...'
-
-
 def network_type(value):
     if value not in NETWORK_TYPES:
         raise exceptions.MalformedParameter(
             param='network_type',
             reason='network_type is one of %s, not %s.' % (
-                ', '.join(NETWORK_TYPES), _short(value)))
+                ', '.join(NETWORK_TYPES), common.short(value)))
     return value
 
 
@@ -47,7 +43,7 @@ def physical_network(value, kind):
             raise exceptions.MalformedParameter(
                 param='physical_network',
                 reason='a vxlan segment has no physical_network; leave it '
-                       'out (or null), not %s.' % _short(value))
+                       'out (or null), not %s.' % common.short(value))
         return None
     if not isinstance(value, str) or not value.strip() or \
             len(value) > 255 or not host_plugin.storable(value):
@@ -55,7 +51,7 @@ def physical_network(value, kind):
             param='physical_network',
             reason='a %s segment names its physical_network (a non-empty '
                    'string of at most 255 characters, e.g. physnet1), not '
-                   '%s.' % (kind, _short(value)))
+                   '%s.' % (kind, common.short(value)))
     return value
 
 
@@ -65,7 +61,7 @@ def segment_id(value, kind):
             raise exceptions.MalformedParameter(
                 param='segment_id',
                 reason='a flat segment has no segment_id; leave it out, '
-                       'not %s.' % _short(value))
+                       'not %s.' % common.short(value))
         return 0
     low, high = RANGES[kind]
     number = None
@@ -78,7 +74,8 @@ def segment_id(value, kind):
         raise exceptions.MalformedParameter(
             param='segment_id',
             reason='the segment_id of a %s segment is a whole number from '
-                   '%d to %d, not %s.' % (kind, low, high, _short(value)))
+                   '%d to %d, not %s.' % (kind, low, high,
+                                          common.short(value)))
     return number
 
 
@@ -86,7 +83,8 @@ def reservable(value):
     if not isinstance(value, bool):
         raise exceptions.MalformedParameter(
             param='reservable',
-            reason='reservable is true or false, not %s.' % _short(value))
+            reason='reservable is true or false, not %s.' %
+            common.short(value))
     return value
 
 
@@ -134,7 +132,7 @@ class Inventory:
             'segment_id': segment_id(body.pop('segment_id', None), kind),
             'reservable': reservable(body.pop('reservable', True)),
         }
-        values['capabilities'] = host_inventory._capabilities(
+        values['capabilities'] = host_inventory.stored_capabilities(
             body, allow_null=False, owner=OWNER, reserved=RESERVED_KEYS)
         return db_segments.segment_create(ctx, values)
 
@@ -158,7 +156,7 @@ class Inventory:
         flag = values.pop('reservable', None)
         if flag is not None:
             reservable(flag)
-        caps = host_inventory._capabilities(
+        caps = host_inventory.stored_capabilities(
             values, allow_null=True, owner=OWNER, reserved=RESERVED_KEYS)
         return db_segments.segment_update(
             ctx, segment_row_id, capabilities=caps, reservable=flag,

@@ -42,9 +42,9 @@ from climate.db import network_segments as db_segments
 from climate import exceptions
 from climate.plugins import backend_loader
 from climate.plugins import base
+from climate.plugins import common
 from climate.plugins import params as stored
 from climate.plugins.network import backends
-from climate.plugins.network import inventory
 from climate.plugins.physical_host import plugin as host_plugin
 from climate.plugins.virtual_instance import plugin as instance_plugin
 from climate.scheduling import filters
@@ -62,8 +62,6 @@ OUTPUT_FIELDS = ('segment_id', 'network_type', 'physical_network',
                  'network_id', 'cleanup_errors')
 SHAPE = {db_segments.NETWORK_SEGMENT: 1}
 MAX_TEXT = 255
-_fmt = instance_plugin._fmt
-_short = inventory._short
 #: Filter pairs whose matching segments a manager keeps (per segment
 #: inventory version: ``NetworkPlugin._matching``).
 MATCH_CACHE_SIZE = 256
@@ -87,7 +85,7 @@ def text_of(value, name, required):
         raise exceptions.MalformedParameter(
             param=name, reason='%s is a non-empty string of at most %d '
                                'characters, not %s.' % (name, MAX_TEXT,
-                                                        _short(value)))
+                                                        common.short(value)))
     return value
 
 
@@ -214,7 +212,8 @@ class NetworkPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
         asked = ' and '.join('%s %s' % (f, params[f]) for f in FILTER_FIELDS
                              if params.get(f)) or 'any segment'
         head = '%sa network segment matching %s asked from %s to %s UTC' % (
-            (what + ': ') if what else '', asked, _fmt(start), _fmt(end))
+            (what + ': ') if what else '', asked, common.fmt(start),
+            common.fmt(end))
         if not candidates:
             return exceptions.NotEnoughNetworks(
                 reason='%s; no reservable segment matches (GET /v1/networks '
@@ -228,9 +227,11 @@ class NetworkPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
             # spent on segments concurrent requests took under the lock
             later = 'Concurrent requests took them meanwhile; try again.'
         elif when is not None:
-            later = 'One would be free for as long from %s UTC.' % _fmt(when)
+            later = 'One would be free for as long from %s UTC.' % \
+                common.fmt(when)
         else:
-            later = 'None is free for as long before %s UTC.' % _fmt(until)
+            later = 'None is free for as long before %s UTC.' % \
+                common.fmt(until)
         return exceptions.NotEnoughNetworks(
             reason='%s; %d reservable segment(s) match, none is free over '
                    'the whole window. %s' % (head, len(candidates), later))

@@ -91,7 +91,7 @@ def service_clients(conf=None):
     """``(nova, placement)`` on Climate's service session; the Nova client
     at :data:`MICROVERSION`, its calls bounded in time like the nova
     inventory's."""
-    with nova_backend._Calls('connecting'):
+    with nova_backend.Calls('connecting'):
         nova = nova_clients.bounded_service_client(
             conf, nova_backend.CALL_TIMEOUT, version=MICROVERSION)
     return nova, placement_clients.service_client(conf)
@@ -119,7 +119,7 @@ def server_facts(server):
 
 def _services_up(nova):
     """{host: (up, enabled)} of the nova-compute services."""
-    with nova_backend._Calls('listing compute services'):
+    with nova_backend.Calls('listing compute services'):
         services = nova.services.list(binary='nova-compute')
     return {s.host: (s.state == 'up', s.status == 'enabled')
             for s in services}
@@ -127,7 +127,7 @@ def _services_up(nova):
 
 def servers_on(nova, host):
     """Every server on ``host`` (all projects, every page)."""
-    with nova_backend._Calls('listing servers on %s' % host):
+    with nova_backend.Calls('listing servers on %s' % host):
         return nova.servers.list(search_opts={'all_tenants': True,
                                               'host': host}, limit=-1)
 
@@ -173,7 +173,7 @@ def receivers(nova, placement, exclude=(), workers=1):
     those in ``exclude`` (Climate's own hosts, the candidates being freed:
     the caller decides), read from Placement (its compute node provider,
     named after the hypervisor)."""
-    with nova_backend._Calls('listing hypervisors'):
+    with nova_backend.Calls('listing hypervisors'):
         hypervisors = nova.hypervisors.list(detailed=True)
     wanted = {}
     for hyp in hypervisors:
@@ -210,7 +210,7 @@ def receivers(nova, placement, exclude=(), workers=1):
 
 def _latest_migration(nova, server_id):
     """Nova's last live migration record of the server, or None."""
-    with nova_backend._Calls('listing migrations of %s' % server_id):
+    with nova_backend.Calls('listing migrations of %s' % server_id):
         found = nova.migrations.list(instance_uuid=server_id,
                                      migration_type='live-migration')
     return max(found, key=lambda m: m.id) if found else None
@@ -233,7 +233,7 @@ def live_migrate(nova, server_id, target, timeout=MIGRATION_TIMEOUT):
 
     def get():
         try:
-            with nova_backend._Calls('reading server %s' % server_id):
+            with nova_backend.Calls('reading server %s' % server_id):
                 return nova.servers.get(server_id)
         except exceptions.CloudUnavailable as exc:
             if isinstance(exc.__cause__, nova_exc.NotFound):

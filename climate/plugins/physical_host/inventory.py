@@ -112,8 +112,8 @@ def check_text(value, field):
     return value
 
 
-def _capabilities(values, allow_null, owner='host',
-                  reserved=RESERVED_KEYS):
+def stored_capabilities(values, allow_null, owner='host',
+                        reserved=RESERVED_KEYS):
     """Extra capabilities as stored (text values; None: remove one, when
     ``allow_null``), of a ``owner`` whose own fields are ``reserved``
     (shared with the network segments' inventory)."""
@@ -292,7 +292,7 @@ class Inventory:
             if isinstance(key, str) and len(key) > MAX_NEW_KEY:
                 raise exceptions.ExtraCapabilityTooLong(max=MAX_NEW_KEY,
                                                         key=key)
-        capabilities = _capabilities(body, allow_null=False)
+        capabilities = stored_capabilities(body, allow_null=False)
         with db_api.writer(ctx):
             host_id = db_hosts.host_create(ctx, facts, capabilities)
             # its capacity in the ledger, in the same transaction: a host
@@ -341,7 +341,7 @@ class Inventory:
                     key)
         values = dict(values)
         ratios = _ratios(values, allow_null=True)
-        capabilities = _capabilities(values, allow_null=True)
+        capabilities = stored_capabilities(values, allow_null=True)
         with db_api.writer(ctx):
             # locked first: a lease allocating the host meanwhile waits
             db_hosts.host_row(ctx, host.id, for_update=True)

@@ -53,6 +53,7 @@ from climate.db import api as db_api
 from climate.db import hosts as db_hosts
 from climate import exceptions
 from climate.plugins import base
+from climate.plugins import common
 from climate.plugins.physical_host import backends
 from climate.scheduling import filters
 from climate.scheduling import hosts as sched
@@ -302,10 +303,6 @@ class MatchCache:
                 ctx, *parse_filters(params)))))
 
 
-def _fmt(when):
-    return when.strftime('%Y-%m-%d %H:%M:%S') if when else None
-
-
 class PhysicalHostPlugin(base.ResourcePlugin):
     resource_type = RESOURCE_TYPE
     description = 'Whole compute hosts, chosen by count and properties.'
@@ -452,7 +449,7 @@ class PhysicalHostPlugin(base.ResourcePlugin):
                 ctx, sorted(usable), count, end - start, start, limit=1,
                 exclude_reservation=exclude_reservation)
             when = windows[0]['start'] if windows else None
-            later = ('from %s UTC' % _fmt(when) if when else
+            later = ('from %s UTC' % common.fmt(when) if when else
                      'not within the calendar')
         notes = ''
         if len(usable) < len(set(matching)):
@@ -467,8 +464,8 @@ class PhysicalHostPlugin(base.ResourcePlugin):
                    'from %s to %s UTC; %d needed. %d would be free for as '
                    'long %s.%s' % (
                        (what + ': ') if what else '', len(matching),
-                       len(free), _fmt(start), _fmt(end), count, count,
-                       later, notes),
+                       len(free), common.fmt(start), common.fmt(end), count,
+                       count, later, notes),
             matching=len(matching), free=len(free),
             earliest_start=later)
 
@@ -590,7 +587,8 @@ class PhysicalHostPlugin(base.ResourcePlugin):
             reason='reservation %s cannot run until %s UTC: its hosts are '
                    'reserved by other leases from %s UTC; it can end at '
                    '%s UTC at the latest' % (
-                       res_id, _fmt(wanted_end), _fmt(latest), _fmt(latest)))
+                       res_id, common.fmt(wanted_end), common.fmt(latest),
+                       common.fmt(latest)))
 
     def delete(self, ctx, lease, reservation):
         """Release the reservation's hosts."""

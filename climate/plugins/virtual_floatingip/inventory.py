@@ -7,6 +7,7 @@ the address checked with the backend of ``[floatingips] inventory``
 
 from climate.db import floatingips as db_fips
 from climate import exceptions
+from climate.plugins import common
 from climate.plugins.physical_host import plugin as host_plugin
 
 CREATE_FIELDS = ('floating_network_id', 'floating_ip_address')
@@ -20,7 +21,7 @@ def network_id(value, name):
             param=name,
             reason='%s is the id of an external network (a non-empty '
                    'string of at most 255 characters), not %s.' % (
-                       name, _short(value)))
+                       name, common.short(value)))
     return value
 
 
@@ -33,11 +34,6 @@ def address(value, name):
             ip=value, param=name,
             reason='%s is not an IPv4 or IPv6 address.' % name)
     return found
-
-
-def _short(value):
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + '...'
 
 
 class Inventory:

@@ -35,6 +35,7 @@ from climate.db import ledger
 from climate import exceptions
 from climate.plugins import backend_loader
 from climate.plugins import base
+from climate.plugins import common
 from climate.plugins import params as stored
 from climate.plugins.physical_host import plugin as host_plugin
 from climate.plugins.virtual_floatingip import backends
@@ -56,8 +57,6 @@ NETWORK_CACHE_SIZE = 64
 #: Rounds of the search for a start at which the required addresses and
 #: the others are all free (a 409's "it would fit from").
 EARLIEST_ROUNDS = 8
-_fmt = instance_plugin._fmt
-_short = inventory._short
 
 
 def amount_of(value):
@@ -75,7 +74,7 @@ def amount_of(value):
             param='amount', reason='amount is the number of floating IPs '
                                    'to reserve: a whole number from 1 to '
                                    '%d, not %s.' % (DB_MAX_INT,
-                                                    _short(value)))
+                                                    common.short(value)))
     return number
 
 
@@ -86,7 +85,8 @@ def addresses_of(value, name='required_floatingips'):
     if not isinstance(value, list):
         raise exceptions.MalformedParameter(
             param=name, reason='%s is a list of IP addresses of the '
-                               'network, not %s.' % (name, _short(value)))
+                               'network, not %s.' % (name,
+                                                     common.short(value)))
     out = []
     for i, item in enumerate(value):
         address = inventory.address(item, '%s[%d]' % (name, i))
@@ -270,8 +270,8 @@ class FloatingIPPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
         network = params['network_id']
         asked = len(wanted) + rest
         head = '%s%d floating IP(s) asked on network %s from %s to %s UTC' \
-            % ((what + ': ') if what else '', asked, network, _fmt(start),
-               _fmt(end))
+            % ((what + ': ') if what else '', asked, network,
+               common.fmt(start), common.fmt(end))
         names = {p: r.floating_ip_address
                  for p, r in db_fips.by_providers(session, wanted).items()}
         if closed:
@@ -315,10 +315,11 @@ class FloatingIPPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
                 # read and taken under the lock by concurrent requests
                 later = 'Concurrent requests took them meanwhile; try again.'
             elif when is not None:
-                later = 'It would fit for as long from %s UTC.' % _fmt(when)
+                later = 'It would fit for as long from %s UTC.' % \
+                    common.fmt(when)
             else:
                 later = 'It does not fit for as long before %s UTC.' % (
-                    _fmt(until))
+                    common.fmt(until))
         return exceptions.NotEnoughFloatingIPs(reason='%s. %s' % (text,
                                                                   later))
 

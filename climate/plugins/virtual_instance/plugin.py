@@ -44,6 +44,7 @@ from climate.db import servers as db_servers
 from climate import exceptions
 from climate.plugins import backend_loader
 from climate.plugins import base
+from climate.plugins import common
 from climate.plugins.physical_host import plugin as host_plugin
 from climate.plugins.virtual_instance import backends
 from climate.plugins.virtual_instance import precreated
@@ -83,15 +84,6 @@ _WHAT = {
 }
 
 
-def _short(value):
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + '...'
-
-
-def _fmt(when):
-    return when.strftime('%Y-%m-%d %H:%M:%S') if when else None
-
-
 def integer(value, name, low):
     """``value`` as Blazar reads a whole number (``int(str(value))``,
     from ``low`` to :data:`DB_MAX_INT`), else MalformedParameter with
@@ -110,7 +102,7 @@ def integer(value, name, low):
     raise exceptions.MalformedParameter(
         message='%s. %s is %s: a whole number from %d to %d, not %s.' % (
             blazar, name, _WHAT.get(name, name), low, DB_MAX_INT,
-            _short(value)), param=name)
+            common.short(value)), param=name)
 
 
 def extend(session, res_id, lease_id, now, end, holder):
@@ -130,8 +122,9 @@ def extend(session, res_id, lease_id, now, end, holder):
         raise exceptions.NotEnoughCapacity(
             reason='reservation %s cannot run until %s UTC: the capacity of '
                    '%s is booked by other leases from %s UTC; it can end at '
-                   '%s UTC at the latest.' % (res_id, _fmt(end), holder,
-                                              _fmt(latest), _fmt(latest)),
+                   '%s UTC at the latest.' % (
+                       res_id, common.fmt(end), holder, common.fmt(latest),
+                       common.fmt(latest)),
             available=0, earliest_start=None)
 
 
@@ -160,7 +153,7 @@ def affinity_of(value):
         message='Malformed parameter affinity (must be a bool value or '
                 'None). affinity is true (all instances on one host), false '
                 '(each on a different host) or null (anywhere), not %s.' %
-                _short(value), param='affinity')
+                common.short(value), param='affinity')
 
 
 def filter_of(value):
@@ -171,7 +164,7 @@ def filter_of(value):
         return ''
     if not isinstance(value, str):
         raise exceptions.MalformedRequirements(
-            rqrms=_short(value),
+            rqrms=common.short(value),
             reason='resource_properties must be a JSON filter in a string, '
                    'e.g. \'["=", "$gpu", "true"]\'')
     try:
@@ -279,7 +272,7 @@ class VirtualInstancePlugin(backend_loader.BackendOwner,
                 param='flavor_id',
                 reason='flavor_id is the id of an existing flavor (a string '
                        'of at most 255 characters), not %s.' %
-                       _short(flavor_id))
+                       common.short(flavor_id))
         flavor = self.backend.flavor(flavor_id)
         resources = {str(k): int(v)
                      for k, v in (flavor.get('resources') or {}).items()}
@@ -437,10 +430,10 @@ class VirtualInstancePlugin(backend_loader.BackendOwner,
                 later = 'Concurrent requests took them meanwhile; try again.'
             elif when is not None:
                 later = 'All %d would fit for as long from %s UTC.' % (
-                    count, _fmt(when))
+                    count, common.fmt(when))
             else:
                 later = ('All %d do not fit for as long before %s UTC.' %
-                         (count, _fmt(until)))
+                         (count, common.fmt(until)))
         placement = {True: ' on one host', False: ' on distinct hosts',
                      None: ''}[affinity]
         return exceptions.NotEnoughCapacity(
@@ -448,9 +441,9 @@ class VirtualInstancePlugin(backend_loader.BackendOwner,
                    'reservable host(s) matching resource_properties; %d '
                    'asked. %s' % (
                        (what + ': ') if what else '', available,
-                       shape_text(shape), placement, _fmt(start), _fmt(end),
-                       len(providers), count, later),
-            available=available, earliest_start=_fmt(when))
+                       shape_text(shape), placement, common.fmt(start),
+                       common.fmt(end), len(providers), count, later),
+            available=available, earliest_start=common.fmt(when))
 
     def _place(self, ctx, session, res_id, lease_id, params, start, end,
                count=None, providers=None, what=None):

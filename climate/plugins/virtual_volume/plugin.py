@@ -39,6 +39,7 @@ from climate.db import volume_pools as db_pools
 from climate import exceptions
 from climate.plugins import backend_loader
 from climate.plugins import base
+from climate.plugins import common
 from climate.plugins import params as plugin_params
 from climate.plugins.physical_host import plugin as host_plugin
 from climate.plugins.virtual_instance import plugin as instance_plugin
@@ -66,8 +67,6 @@ MATCH_CACHE_SIZE = 256
 #: Pools whose bookings one read of the "most free" search takes (the
 #: largest first: ``VirtualVolumePlugin.most_free``).
 MOST_FREE_CHUNK = 64
-_fmt = instance_plugin._fmt
-_short = instance_plugin._short
 
 
 def integer(value, name, low=1):
@@ -76,7 +75,7 @@ def integer(value, name, low=1):
     if isinstance(value, bool):
         raise exceptions.MalformedParameter(
             param=name, reason='%s is a whole number from %d to %d, not %s.'
-            % (name, low, DB_MAX_INT, _short(value)))
+            % (name, low, DB_MAX_INT, common.short(value)))
     return instance_plugin.integer(value, name, low)
 
 
@@ -124,7 +123,7 @@ def _string(value, name, required=False):
             not host_plugin.storable(value):
         raise exceptions.MalformedParameter(
             param=name, reason='%s is a string of at most 255 characters, '
-                               'not %s.' % (name, _short(value)))
+                               'not %s.' % (name, common.short(value)))
     return value
 
 
@@ -202,7 +201,7 @@ class VirtualVolumePlugin(backend_loader.BackendOwner, base.ResourcePlugin):
                 reason='volumes is a list of 1 to %d volume specs '
                        '({"name", "size_gb", "volume_type", "image_id", '
                        '"snapshot_id"}), not %s.' % (MAX_VOLUMES,
-                                                     _short(value)))
+                                                     common.short(value)))
         specs = []
         for i, spec in enumerate(value):
             where = 'volumes[%d]' % i
@@ -210,7 +209,7 @@ class VirtualVolumePlugin(backend_loader.BackendOwner, base.ResourcePlugin):
                 raise exceptions.MalformedParameter(
                     param=where, reason='%s is an object ({"name", '
                                         '"size_gb", ...}), not %s.' % (
-                                            where, _short(spec)))
+                                            where, common.short(spec)))
             unknown = sorted(set(spec) - set(SPEC_FIELDS))
             if unknown:
                 raise exceptions.MalformedParameter(
@@ -292,7 +291,7 @@ class VirtualVolumePlugin(backend_loader.BackendOwner, base.ResourcePlugin):
         if on_end not in ON_END:
             raise exceptions.MalformedParameter(
                 param='on_end', reason='on_end is one of %s, not %s.' % (
-                    ', '.join(ON_END), _short(on_end)))
+                    ', '.join(ON_END), common.short(on_end)))
         out['on_end'] = on_end
         out['volume_type'] = self._volume_type(params.get('volume_type'),
                                                'volume_type')
@@ -377,7 +376,7 @@ class VirtualVolumePlugin(backend_loader.BackendOwner, base.ResourcePlugin):
             raise exceptions.MalformedParameter(
                 param='resource_properties',
                 reason='No volume pool of this cloud matches '
-                       'resource_properties %s.' % _short(
+                       'resource_properties %s.' % common.short(
                            params['resource_properties']))
 
     @staticmethod
@@ -452,19 +451,19 @@ class VirtualVolumePlugin(backend_loader.BackendOwner, base.ResourcePlugin):
                              'again.')
                 elif when is not None:
                     later = 'It would fit for as long from %s UTC.' % (
-                        _fmt(when))
+                        common.fmt(when))
                 else:
                     later = ('It does not fit for as long before %s UTC.'
-                             % _fmt(until))
+                             % common.fmt(until))
         return exceptions.NotEnoughCapacity(
             reason='%s%s asked on one pool from %s to %s UTC; at most %d GB '
                    'free on one of the %d reservable pool(s) matching%s. %s'
                    % ((what + ': ') if what else '', self._asked(shape),
-                      _fmt(start), _fmt(end), most, len(providers),
+                      common.fmt(start), common.fmt(end), most, len(providers),
                       ' (of those with room for %d more volume(s))' %
                       shape[db_pools.VOLUME] if shape.get(db_pools.VOLUME)
                       else '', later),
-            available=0, earliest_start=_fmt(when))
+            available=0, earliest_start=common.fmt(when))
 
     def _place(self, ctx, session, res_id, lease_id, params, start, end,
                shape=None, providers=None, what=None):

@@ -31,13 +31,13 @@ from oslo_log import log as logging
 from climate.clients import neutron as neutron_clients
 from climate import exceptions
 from climate.plugins.network.backends import base
-from climate.plugins.virtual_floatingip.backends import neutron as fips
+from climate.plugins import neutron_tags
 
 LOG = logging.getLogger(__name__)
 
-TAG = fips.TAG
-RESERVATION_TAG = fips.RESERVATION_TAG
-DESCRIPTION = fips.DESCRIPTION
+TAG = neutron_tags.TAG
+RESERVATION_TAG = neutron_tags.RESERVATION_TAG
+DESCRIPTION = neutron_tags.DESCRIPTION
 ROUTER_INTERFACE = 'network:router_interface'
 #: Ports Neutron owns and removes with the subnets and the network.
 NEUTRON_OWNED = ('network:dhcp', 'network:distributed',
@@ -81,8 +81,7 @@ class NeutronNetworkBackend(base.NetworkBackend):
         refusing (``strict``) a network of anyone else there."""
         found = None
         for net in self.neutron.networks(**_provider_attributes(segment)):
-            if fips.NeutronFloatingIPBackend._ours(net, reservation_id,
-                                                   project_id):
+            if neutron_tags.ours(net, reservation_id, project_id):
                 found = found or net
                 continue
             if not strict:
@@ -95,9 +94,9 @@ class NeutronNetworkBackend(base.NetworkBackend):
                            ' '.join(str(v) for v in _provider_attributes(
                                segment).values()),
                            net.get('id'), net.get('name'),
-                           fips._project_of(net), ''.join(
+                           neutron_tags.project_of(net), ''.join(
                                ' (reservation %s)' % r
-                               for r in sorted(fips._claims(net))),
+                               for r in sorted(neutron_tags.claims(net))),
                            reservation_id, project_id))
         return found
 
@@ -124,7 +123,7 @@ class NeutronNetworkBackend(base.NetworkBackend):
                     LOG.warning('Network %s could not be tagged: Neutron '
                                 'has no tags for networks', net['id'])
         except neutron_clients.NeutronError as exc:
-            raise fips._unavailable(exc)
+            raise neutron_tags.unavailable(exc)
         return net['id']
 
     def end(self, reservation_id, project_id, segment, network_id=None):
@@ -138,7 +137,7 @@ class NeutronNetworkBackend(base.NetworkBackend):
                 network_id = net['id']
             self._clear(network_id, errors)
         except neutron_clients.NeutronError as exc:
-            raise fips._unavailable(exc)
+            raise neutron_tags.unavailable(exc)
         if errors:
             LOG.warning('Reservation %s: network %s left in part: %s',
                         reservation_id, network_id, '; '.join(errors))
@@ -176,4 +175,4 @@ class NeutronNetworkBackend(base.NetworkBackend):
         try:
             self.neutron.networks(limit=1)
         except neutron_clients.NeutronError as exc:
-            raise fips._unavailable(exc)
+            raise neutron_tags.unavailable(exc)

@@ -86,7 +86,7 @@ def _unavailable(exc, doing):
     return cloud_calls.unavailable('Nova', doing, exc)
 
 
-class _Calls(cloud_calls.CloudCalls):
+class Calls(cloud_calls.CloudCalls):
     """Context manager turning Nova and transport errors into
     CloudUnavailable, naming what was being done."""
 
@@ -110,7 +110,7 @@ class NovaBackend(base.InventoryBackend):
         """novaclient on Climate's service session (made on first use)."""
         with self._lock:
             if self._client is None:
-                with _Calls('connecting'):
+                with Calls('connecting'):
                     self._client = nova_clients.bounded_service_client(
                         self.conf, CALL_TIMEOUT)
             return self._client
@@ -144,7 +144,7 @@ class NovaBackend(base.InventoryBackend):
 
     def _aggregates_named(self, *names):
         """{name: aggregate} of the aggregates among ``names`` (one call)."""
-        with _Calls('listing aggregates'):
+        with Calls('listing aggregates'):
             return {a.name: a for a in self.nova.aggregates.list()
                     if a.name in names}
 
@@ -156,7 +156,7 @@ class NovaBackend(base.InventoryBackend):
         agg = found.get(name)
         if agg is None:
             try:
-                with _Calls('creating aggregate %s' % name):
+                with Calls('creating aggregate %s' % name):
                     agg = self.nova.aggregates.create(name, None)
                 LOG.info('Created aggregate %s (%s)', name, agg.id)
             except exceptions.CloudUnavailable as exc:
@@ -166,7 +166,7 @@ class NovaBackend(base.InventoryBackend):
                     raise exc
         current = _field(agg, 'metadata', {})
         if any(current.get(k) != v for k, v in metadata.items()):
-            with _Calls('setting metadata of aggregate %s' % name):
+            with Calls('setting metadata of aggregate %s' % name):
                 agg = self.nova.aggregates.set_metadata(agg, metadata)
             if any(_field(agg, 'metadata', {}).get(k) != v
                    for k, v in metadata.items()):
@@ -248,14 +248,14 @@ class NovaBackend(base.InventoryBackend):
         """
         metadata = {k: v for k, v in _field(agg, 'metadata', {}).items()
                     if k.startswith('climate:')}
-        with _Calls('refreshing aggregate %s in the schedulers' % agg.name):
+        with Calls('refreshing aggregate %s in the schedulers' % agg.name):
             return self.nova.aggregates.set_metadata(agg, metadata)
 
     # -- servers -----------------------------------------------------------
 
     def _servers_on(self, host, limit=None):
         opts = {'all_tenants': True, 'host': host}
-        with _Calls('listing servers on %s' % host):
+        with Calls('listing servers on %s' % host):
             return self.nova.servers.list(search_opts=opts, limit=limit)
 
     def _delete_servers(self, host, reservation_id):
@@ -299,14 +299,14 @@ class NovaBackend(base.InventoryBackend):
         compute service's host name)."""
         found = None
         try:
-            with _Calls('looking up hypervisor %s' % name):
+            with Calls('looking up hypervisor %s' % name):
                 found = [h for h in self.nova.hypervisors.search(
                     name, detailed=True) if h.hypervisor_hostname == name]
         except exceptions.CloudUnavailable as exc:
             if not isinstance(exc.__cause__, nova_exc.NotFound):
                 raise
         if not found:
-            with _Calls('listing hypervisors'):
+            with Calls('listing hypervisors'):
                 found = [h for h in self.nova.hypervisors.list(detailed=True)
                          if (getattr(h, 'service', None) or {}).get('host')
                          == name]
@@ -388,7 +388,7 @@ class NovaBackend(base.InventoryBackend):
         """Out of the freepool; a host not in it (or no freepool) is fine.
         Refuses a host still inside a reservation aggregate."""
         name = _name(host)
-        with _Calls('listing aggregates'):
+        with Calls('listing aggregates'):
             aggregates = self.nova.aggregates.list()
         for agg in aggregates:
             if name in _field(agg, 'hosts', []) and \
@@ -434,7 +434,7 @@ class NovaBackend(base.InventoryBackend):
                  reservation_id, sum(len(d) for d in done))
 
     def _glance(self, method, url, **kwargs):
-        with _Calls('%s %s on Glance' % (method, url)):
+        with Calls('%s %s on Glance' % (method, url)):
             return self.nova.client.session.request(
                 url, method, endpoint_filter={
                     'service_type': 'image',
@@ -469,7 +469,7 @@ class NovaBackend(base.InventoryBackend):
                 self._give(image, server.tenant_id)
             return False
         name = 'climate-%s-%s' % (reservation_id, server.id)
-        with _Calls('snapshotting server %s' % server.id):
+        with Calls('snapshotting server %s' % server.id):
             image_id = self.nova.servers.create_image(
                 server.id, name, metadata={
                     'climate_reservation': reservation_id,
@@ -485,7 +485,7 @@ class NovaBackend(base.InventoryBackend):
         while pending:
             for server_id in sorted(pending):
                 try:
-                    with _Calls('reading server %s' % server_id):
+                    with Calls('reading server %s' % server_id):
                         server = self.nova.servers.get(server_id)
                 except exceptions.CloudUnavailable as exc:
                     if isinstance(exc.__cause__, nova_exc.NotFound):
@@ -523,7 +523,7 @@ class NovaBackend(base.InventoryBackend):
             return
         self._move(names, pool, agg)
         try:
-            with _Calls('deleting aggregate %s' % reservation_id):
+            with Calls('deleting aggregate %s' % reservation_id):
                 self.nova.aggregates.delete(agg.id)
         except exceptions.CloudUnavailable as exc:
             if not isinstance(exc.__cause__, nova_exc.NotFound):
@@ -552,7 +552,7 @@ class NovaBackend(base.InventoryBackend):
         frees the host for its lease and opens it again once the host is
         booked; reading it as down made the host unreservable under the
         hunt, which then could not book what it had freed."""
-        with _Calls('listing compute services'):
+        with Calls('listing compute services'):
             services = self.nova.services.list(binary='nova-compute')
         healthy = {s.host for s in services
                    if s.state == 'up' and (s.status == 'enabled' or

@@ -40,19 +40,16 @@ from oslo_log import log as logging
 
 from climate.clients import neutron as neutron_clients
 from climate import exceptions
+from climate.plugins import neutron_tags
 from climate.plugins.virtual_floatingip.backends import base
 
 LOG = logging.getLogger(__name__)
 
-TAG = 'climate'
+TAG = neutron_tags.TAG
 #: The device owner (subnet service type) of a floating IP's port.
 FLOATINGIP_SERVICE = 'network:floatingip'
-RESERVATION_TAG = 'reservation:%s'
-DESCRIPTION = 'Reserved by Climate: reservation %s'
-
-
-def _unavailable(exc):
-    return exceptions.CloudUnavailable(service='Neutron', reason=str(exc))
+RESERVATION_TAG = neutron_tags.RESERVATION_TAG
+DESCRIPTION = neutron_tags.DESCRIPTION
 
 
 def _ranges(subnet):
@@ -78,20 +75,6 @@ def _ranges(subnet):
 def _text(ranges):
     return ', '.join(str(a) if a == b else '%s-%s' % (a, b)
                      for a, b in ranges) or 'none'
-
-
-def _project_of(fip):
-    return fip.get('project_id') or fip.get('tenant_id')
-
-
-def _claims(fip):
-    """The reservations a floating IP's tags and description name."""
-    found = {tag[len(RESERVATION_TAG % ''):] for tag in fip.get('tags') or ()
-             if tag.startswith(RESERVATION_TAG % '')}
-    prefix = DESCRIPTION % ''
-    if (fip.get('description') or '').startswith(prefix):
-        found.add(fip['description'][len(prefix):])
-    return found
 
 
 class NeutronFloatingIPBackend(base.FloatingIPBackend):
@@ -125,7 +108,7 @@ class NeutronFloatingIPBackend(base.FloatingIPBackend):
                        'names the external network the address belongs '
                        'to.' % network_id)
         except neutron_clients.NeutronError as exc:
-            raise _unavailable(exc)
+            raise neutron_tags.unavailable(exc)
         if not network.get('router:external'):
             raise exceptions.FloatingIPNetworkNotFound(
                 network=network_id,
@@ -188,12 +171,6 @@ class NeutronFloatingIPBackend(base.FloatingIPBackend):
                                          floating_network_id=network_id)
         return found[0] if found else None
 
-    @staticmethod
-    def _ours(fip, reservation_id, project_id):
-        claims = _claims(fip)
-        return reservation_id in claims or (
-            not claims and _project_of(fip) == project_id)
-
     def _make(self, reservation_id, project_id, network_id, address,
               subnet_id):
         fip = self._find(network_id, address)
@@ -211,16 +188,16 @@ class NeutronFloatingIPBackend(base.FloatingIPBackend):
                 fip = self._find(network_id, address)
                 if fip is None:
                     raise
-        if not self._ours(fip, reservation_id, project_id):
+        if not neutron_tags.ours(fip, reservation_id, project_id):
             raise exceptions.CloudUnavailable(
                 service='Neutron',
                 reason='address %s of network %s is held by floating IP %s '
                        'of project %s%s, not by reservation %s of project '
                        '%s: the start is retried until it is free' % (
                            address, network_id, fip.get('id'),
-                           _project_of(fip), ''.join(
+                           neutron_tags.project_of(fip), ''.join(
                                ' (reservation %s)' % r
-                               for r in sorted(_claims(fip))),
+                               for r in sorted(neutron_tags.claims(fip))),
                            reservation_id, project_id))
         tags = set(fip.get('tags') or ())
         wanted = tags | {TAG, RESERVATION_TAG % reservation_id}
@@ -241,7 +218,7 @@ class NeutronFloatingIPBackend(base.FloatingIPBackend):
                 made[address] = self._make(reservation_id, project_id,
                                            network_id, address, subnet_id)
         except neutron_clients.NeutronError as exc:
-            raise _unavailable(exc)
+            raise neutron_tags.unavailable(exc)
         if made:
             LOG.info('Reservation %s: floating IPs %s in project %s',
                      reservation_id, ', '.join(sorted(made)), project_id)
@@ -253,11 +230,11 @@ class NeutronFloatingIPBackend(base.FloatingIPBackend):
                 fip = self._find(network_id, address)
                 if fip is None:
                     continue
-                if not self._ours(fip, reservation_id, project_id):
+                if not neutron_tags.ours(fip, reservation_id, project_id):
                     LOG.warning('Reservation %s: floating IP %s (%s) of '
                                 'project %s is not the reservation\'s: left '
                                 'as it is', reservation_id, fip.get('id'),
-                                address, _project_of(fip))
+                                address, neutron_tags.project_of(fip))
                     continue
                 if fip.get('port_id'):
                     # let go of the port first, then delete
@@ -265,10 +242,10 @@ class NeutronFloatingIPBackend(base.FloatingIPBackend):
                                                    {'port_id': None})
                 self.neutron.delete_floatingip(fip['id'])
         except neutron_clients.NeutronError as exc:
-            raise _unavailable(exc)
+            raise neutron_tags.unavailable(exc)
 
     def check(self):
         try:
             self.neutron.floatingips(limit=1)
         except neutron_clients.NeutronError as exc:
-            raise _unavailable(exc)
+            raise neutron_tags.unavailable(exc)

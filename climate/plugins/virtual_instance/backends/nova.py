@@ -1,4 +1,5 @@
-"""The ``nova`` instance backend: reserved capacity as Nova and Placement see it.
+"""The ``nova`` instance backend: reserved capacity as Nova and Placement
+see it.
 
 At the start of a ``virtual:instance`` reservation ``<id>`` whose slots are
 booked on some hosts (``units`` slots on each), Climate makes:
@@ -79,21 +80,20 @@ is left in Nova or Placement; Climate's (empty) child providers stay.
 """
 
 import concurrent.futures
-import math
 import threading
 import time
 import uuid
 
-from keystoneauth1 import exceptions as ks_exc
 from novaclient import api_versions
 from novaclient import exceptions as nova_exc
 from oslo_log import log as logging
 
-from climate.clients import calls as cloud_calls
 from climate.clients import nova as nova_clients
 from climate.clients import placement as placement_clients
 from climate import exceptions
 from climate.plugins.virtual_instance.backends import base
+from climate.plugins.virtual_instance.backends import nova_common
+from climate.plugins.virtual_instance.backends import nova_servers
 
 LOG = logging.getLogger(__name__)
 
@@ -108,8 +108,6 @@ CHILD_PREFIX = 'climate-'
 #: Placement's limit on provider names.
 NAME_MAX = 200
 
-#: Seconds one Nova call may take when ``[service_auth] timeout`` is unset.
-CALL_TIMEOUT = 60
 #: Seconds the end waits for the reservation's servers to be gone.
 SERVER_DELETE_TIMEOUT = 120
 #: Seconds before a server still there is asked to be deleted again.
@@ -138,11 +136,6 @@ def _hostname(facts):
     return facts['hypervisor_hostname']
 
 
-def _service(facts):
-    """The name Nova's aggregates know a host by."""
-    return facts.get('service_name') or facts['hypervisor_hostname']
-
-
 def _affinity(value):
     """True (affinity), False (anti-affinity) or None (no server group)
     from what the reservation stored."""
@@ -152,34 +145,6 @@ def _affinity(value):
     if text in ('', 'none', 'null'):
         return None
     return text in ('true', '1', 'yes', 'on', 't', 'y')
-
-
-#: Placement's errors name Placement; Nova's and transport errors the
-#: service the call gives.
-_CLOUD_ERRORS = {placement_clients.PlacementError: 'Placement',
-                 nova_exc.ClientException: None,
-                 ks_exc.ClientException: None}
-
-
-class _Calls(cloud_calls.CloudCalls):
-    """Context manager turning Nova, Placement and transport errors into
-    CloudUnavailable, naming what was being done."""
-
-    def __init__(self, doing, service='Nova'):
-        super().__init__(doing, service, _CLOUD_ERRORS)
-
-
-def _field(obj, key, default):
-    """An attribute of a novaclient resource as Nova's answer had it
-    (reading a missing one would make novaclient fetch it again)."""
-    info = obj.to_dict() if hasattr(obj, 'to_dict') else vars(obj)
-    value = info.get(key)
-    return default if value is None else value
-
-
-def _nova_nf(exc):
-    """Whether a CloudUnavailable came from a Nova 404."""
-    return isinstance(exc.__cause__, nova_exc.NotFound)
 
 
 class NovaInstanceBackend(base.InstanceBackend):
@@ -202,9 +167,9 @@ class NovaInstanceBackend(base.InstanceBackend):
         """novaclient on Climate's service session (made on first use)."""
         with self._lock:
             if self._nova is None:
-                with _Calls('connecting'):
+                with nova_common.Calls('connecting'):
                     self._nova = nova_clients.bounded_service_client(
-                        self.conf, CALL_TIMEOUT)
+                        self.conf, nova_common.CALL_TIMEOUT)
             return self._nova
 
     @property
@@ -212,7 +177,7 @@ class NovaInstanceBackend(base.InstanceBackend):
         """Placement on Climate's service session (made on first use)."""
         with self._lock:
             if self._placement is None:
-                with _Calls('connecting', 'Placement'):
+                with nova_common.Calls('connecting', 'Placement'):
                     self._placement = placement_clients.service_client(
                         self.conf)
             return self._placement
@@ -254,8 +219,6 @@ class NovaInstanceBackend(base.InstanceBackend):
         """The pre-created servers' actions (``nova_servers``)."""
         with self._lock:
             if self._server_actions is None:
-                from climate.plugins.virtual_instance.backends import \
-                    nova_servers
                 self._server_actions = nova_servers.ServerActions(self)
             return self._server_actions
 
@@ -295,25 +258,26 @@ class NovaInstanceBackend(base.InstanceBackend):
         """
         flavor_id = str(flavor_id)
         try:
-            with _Calls('reading flavor %s' % flavor_id):
+            with nova_common.Calls('reading flavor %s' % flavor_id):
                 flavor = self.nova.flavors.get(flavor_id)
                 specs = flavor.get_keys()
         except exceptions.CloudUnavailable as exc:
-            if _nova_nf(exc):
+            if nova_common.nova_not_found(exc):
                 raise exceptions.InvalidInput(
                     reason='flavor_id: flavor %s could not be found.' %
                     flavor_id) from exc
             raise
-        return flavor_shape(
+        return nova_common.flavor_shape(
             flavor.id, flavor.vcpus, flavor.ram, flavor.disk,
-            _field(flavor, 'OS-FLV-EXT-DATA:ephemeral', 0),
-            _field(flavor, 'swap', 0), specs)
+            nova_common.field(flavor, 'OS-FLV-EXT-DATA:ephemeral', 0),
+            nova_common.field(flavor, 'swap', 0), specs)
 
     # -- Placement ---------------------------------------------------------
 
     def _compute_node(self, hostname):
-        with _Calls('looking up the resource provider of %s' % hostname,
-                    'Placement'):
+        with nova_common.Calls(
+                'looking up the resource provider of %s' % hostname,
+                'Placement'):
             root = self.placement.provider_by_name(hostname)
         if root is None:
             raise exceptions.CloudUnavailable(
@@ -323,8 +287,9 @@ class NovaInstanceBackend(base.InstanceBackend):
 
     def _children(self, rid):
         """The reservation's child providers now in Placement."""
-        with _Calls('listing the providers of reservation %s' % rid,
-                    'Placement'):
+        with nova_common.Calls(
+                'listing the providers of reservation %s' % rid,
+                'Placement'):
             return self.placement.providers(
                 member_of=placement_aggregate(rid))
 
@@ -336,8 +301,9 @@ class NovaInstanceBackend(base.InstanceBackend):
         root = self._compute_node(hostname)
         name = child_name(hostname)
         reserved = units if closed else 0
-        with _Calls('giving %s %d unit(s) of %s' % (hostname, units, rc),
-                    'Placement'):
+        with nova_common.Calls(
+                'giving %s %d unit(s) of %s' % (hostname, units, rc),
+                'Placement'):
             child = self.placement.ensure_child(root['uuid'], name)
             self.placement.add_to_aggregate(child['uuid'],
                                             placement_aggregate(rid))
@@ -355,8 +321,9 @@ class NovaInstanceBackend(base.InstanceBackend):
     def _close(self, child, rc):
         """No new allocation of ``rc`` on ``child`` (reserved = total);
         existing ones stay."""
-        with _Calls('closing inventory %s of %s' % (rc, child['name']),
-                    'Placement'):
+        with nova_common.Calls(
+                'closing inventory %s of %s' % (rc, child['name']),
+                'Placement'):
             try:
                 _generation, inventories = self.placement.inventories(
                     child['uuid'])
@@ -375,8 +342,8 @@ class NovaInstanceBackend(base.InstanceBackend):
         module).  An inventory servers still use is closed instead, left
         for the end: returns False."""
         try:
-            with _Calls('removing %s from %s' % (rc, child['name']),
-                        'Placement'):
+            with nova_common.Calls(
+                    'removing %s from %s' % (rc, child['name']), 'Placement'):
                 self.placement.remove_inventory(child['uuid'], rc)
                 self.placement.remove_from_aggregate(
                     child['uuid'], placement_aggregate(rid))
@@ -397,7 +364,7 @@ class NovaInstanceBackend(base.InstanceBackend):
         """Class and inventories exactly as ``hosts`` says (``closed``:
         reserved whole); hosts no longer booked lose theirs (or have them
         closed)."""
-        with _Calls('creating resource class %s' % rc, 'Placement'):
+        with nova_common.Calls('creating resource class %s' % rc, 'Placement'):
             self.placement.ensure_resource_class(rc)
         wanted = {child_name(_hostname(f)) for f, _u in hosts}
         self._fan_out('opening inventories', lambda hu: self._open(
@@ -409,11 +376,11 @@ class NovaInstanceBackend(base.InstanceBackend):
     # -- Nova aggregate ----------------------------------------------------
 
     def _aggregate(self, rid):
-        with _Calls('listing aggregates'):
+        with nova_common.Calls('listing aggregates'):
             found = [a for a in self.nova.aggregates.list() if a.name == rid]
         return found[0] if found else None
 
-    def _aggregate_up(self, rid, project_id, names, extra=None):
+    def aggregate_up(self, rid, project_id, names, extra=None):
         """The aggregate ``rid`` with its metadata (and ``extra``
         metadata), holding exactly ``names``; published to the schedulers
         and verified."""
@@ -423,17 +390,18 @@ class NovaInstanceBackend(base.InstanceBackend):
         agg = self._aggregate(rid)
         if agg is None:
             try:
-                with _Calls('creating aggregate %s' % rid):
+                with nova_common.Calls('creating aggregate %s' % rid):
                     agg = self.nova.aggregates.create(rid, None)
             except exceptions.CloudUnavailable:
                 agg = self._aggregate(rid)  # made meanwhile (409)
                 if agg is None:
                     raise
-        hosts = set(_field(agg, 'hosts', []))
+        hosts = set(nova_common.field(agg, 'hosts', []))
 
         def add(name):
             try:
-                with _Calls('adding %s to aggregate %s' % (name, rid)):
+                with nova_common.Calls(
+                        'adding %s to aggregate %s' % (name, rid)):
                     self.nova.aggregates.add_host(agg, name)
             except exceptions.CloudUnavailable as exc:
                 if not isinstance(exc.__cause__, nova_exc.Conflict):
@@ -445,10 +413,10 @@ class NovaInstanceBackend(base.InstanceBackend):
             self._remove_host(agg, name)
         # setting the metadata last also casts the aggregate, as it is now
         # with every host added, to the schedulers (see the host backend)
-        with _Calls('setting metadata of aggregate %s' % rid):
+        with nova_common.Calls('setting metadata of aggregate %s' % rid):
             agg = self.nova.aggregates.set_metadata(agg, metadata)
-        have_meta = _field(agg, 'metadata', {})
-        have_hosts = set(_field(agg, 'hosts', []))
+        have_meta = nova_common.field(agg, 'metadata', {})
+        have_hosts = set(nova_common.field(agg, 'hosts', []))
         if any(have_meta.get(k) != v for k, v in metadata.items()) or \
                 have_hosts != set(names):
             raise exceptions.CloudUnavailable(
@@ -460,23 +428,24 @@ class NovaInstanceBackend(base.InstanceBackend):
 
     def _remove_host(self, agg, name):
         try:
-            with _Calls('removing %s from aggregate %s' % (name, agg.name)):
+            with nova_common.Calls(
+                    'removing %s from aggregate %s' % (name, agg.name)):
                 self.nova.aggregates.remove_host(agg, name)
         except exceptions.CloudUnavailable as exc:
-            if not _nova_nf(exc):
+            if not nova_common.nova_not_found(exc):
                 raise
 
-    def _aggregate_down(self, rid):
+    def aggregate_down(self, rid):
         agg = self._aggregate(rid)
         if agg is None:
             return
-        for name in _field(agg, 'hosts', []):
+        for name in nova_common.field(agg, 'hosts', []):
             self._remove_host(agg, name)
         try:
-            with _Calls('deleting aggregate %s' % rid):
+            with nova_common.Calls('deleting aggregate %s' % rid):
                 self.nova.aggregates.delete(agg.id)
         except exceptions.CloudUnavailable as exc:
-            if not _nova_nf(exc):
+            if not nova_common.nova_not_found(exc):
                 raise
         if self._aggregate(rid) is not None:
             raise exceptions.CloudUnavailable(
@@ -487,7 +456,7 @@ class NovaInstanceBackend(base.InstanceBackend):
 
     def _group_by_name(self, rid):
         name = base.flavor_name(rid)
-        with _Calls('listing server groups'):
+        with nova_common.Calls('listing server groups'):
             groups = self.nova.server_groups.list(all_projects=True)
         return [g for g in groups if g.name == name]
 
@@ -501,17 +470,18 @@ class NovaInstanceBackend(base.InstanceBackend):
         known = reservation.get('server_group_id')
         if known:
             try:
-                with _Calls('reading server group %s' % known):
+                with nova_common.Calls('reading server group %s' % known):
                     return self.nova.server_groups.get(known).id
             except exceptions.CloudUnavailable as exc:
-                if not _nova_nf(exc):
+                if not nova_common.nova_not_found(exc):
                     raise
         found = self._group_by_name(rid)
         if found:
             return found[0].id
         policy = 'affinity' if affinity else 'anti-affinity'
-        with _Calls('creating server group %s as the lease\'s user' %
-                    base.flavor_name(rid)):
+        with nova_common.Calls(
+                'creating server group %s as the lease\'s user' %
+                base.flavor_name(rid)):
             user_nova = nova_clients.client(user_session(), self.conf)
             if user_nova.api_version >= api_versions.APIVersion('2.64'):
                 group = user_nova.server_groups.create(
@@ -529,10 +499,10 @@ class NovaInstanceBackend(base.InstanceBackend):
             ids.add(reservation['server_group_id'])
         for group_id in sorted(ids):
             try:
-                with _Calls('deleting server group %s' % group_id):
+                with nova_common.Calls('deleting server group %s' % group_id):
                     self.nova.server_groups.delete(group_id)
             except exceptions.CloudUnavailable as exc:
-                if not _nova_nf(exc):
+                if not nova_common.nova_not_found(exc):
                     raise
         if self._group_by_name(reservation['id']):
             raise exceptions.CloudUnavailable(
@@ -548,11 +518,11 @@ class NovaInstanceBackend(base.InstanceBackend):
         if not source_id or source_id == reservation['id']:
             return None
         try:
-            with _Calls('reading source flavor %s' % source_id):
+            with nova_common.Calls('reading source flavor %s' % source_id):
                 flavor = self.nova.flavors.get(source_id)
                 specs = dict(flavor.get_keys() or {})
         except exceptions.CloudUnavailable as exc:
-            if not _nova_nf(exc):
+            if not nova_common.nova_not_found(exc):
                 raise
             # deleted since the reservation was made: its recorded shape
             LOG.warning('Source flavor %s of reservation %s is gone; '
@@ -561,8 +531,9 @@ class NovaInstanceBackend(base.InstanceBackend):
             return None
         return {'ram': flavor.ram, 'vcpus': flavor.vcpus,
                 'disk': flavor.disk or 0,
-                'ephemeral': _field(flavor, 'OS-FLV-EXT-DATA:ephemeral', 0),
-                'swap': _field(flavor, 'swap', 0) or 0,
+                'ephemeral': nova_common.field(
+                    flavor, 'OS-FLV-EXT-DATA:ephemeral', 0),
+                'swap': nova_common.field(flavor, 'swap', 0) or 0,
                 'extra_specs': specs}
 
     def _flavor_spec(self, reservation, rc):
@@ -596,7 +567,7 @@ class NovaInstanceBackend(base.InstanceBackend):
             flavor = None
         if flavor is None:
             try:
-                with _Calls('creating flavor %s' % rid):
+                with nova_common.Calls('creating flavor %s' % rid):
                     flavor = self.nova.flavors.create(
                         base.flavor_name(rid), shape['ram'], shape['vcpus'],
                         shape['disk'], flavorid=rid,
@@ -608,13 +579,14 @@ class NovaInstanceBackend(base.InstanceBackend):
                 flavor = self._get_flavor(rid)  # made meanwhile
                 if flavor is None:
                     raise
-        with _Calls('setting extra specs of flavor %s' % rid):
+        with nova_common.Calls('setting extra specs of flavor %s' % rid):
             have = flavor.get_keys() or {}
             missing = {k: v for k, v in specs.items() if have.get(k) != v}
             if missing:
                 flavor.set_keys(missing)
                 have = flavor.get_keys() or {}
-        with _Calls('giving project %s flavor %s' % (project_id, rid)):
+        with nova_common.Calls(
+                'giving project %s flavor %s' % (project_id, rid)):
             access = self._access(rid)
             if project_id not in access:
                 try:
@@ -635,19 +607,19 @@ class NovaInstanceBackend(base.InstanceBackend):
 
     def _get_flavor(self, rid):
         try:
-            with _Calls('reading flavor %s' % rid):
+            with nova_common.Calls('reading flavor %s' % rid):
                 return self.nova.flavors.get(rid)
         except exceptions.CloudUnavailable as exc:
-            if _nova_nf(exc):
+            if nova_common.nova_not_found(exc):
                 return None
             raise
 
     def _delete_flavor(self, rid):
         try:
-            with _Calls('deleting flavor %s' % rid):
+            with nova_common.Calls('deleting flavor %s' % rid):
                 self.nova.flavors.delete(rid)
         except exceptions.CloudUnavailable as exc:
-            if not _nova_nf(exc):
+            if not nova_common.nova_not_found(exc):
                 raise
         if self._get_flavor(rid) is not None:
             raise exceptions.CloudUnavailable(
@@ -661,14 +633,14 @@ class NovaInstanceBackend(base.InstanceBackend):
         project), or holding a unit of the reservation's class."""
         ids = set()
         if self._get_flavor(rid) is not None:
-            with _Calls('listing servers of flavor %s' % rid):
+            with nova_common.Calls('listing servers of flavor %s' % rid):
                 ids |= {s.id for s in self.nova.servers.list(
                     search_opts={'all_tenants': True, 'flavor': rid},
                     limit=-1)}
         rc = base.resource_class(rid)
         for child in children:
-            with _Calls('reading allocations on %s' % child['name'],
-                        'Placement'):
+            with nova_common.Calls(
+                    'reading allocations on %s' % child['name'], 'Placement'):
                 held = self.placement.allocations(child['uuid'])
             # the child is shared: only the consumers of this reservation
             ids |= {consumer for consumer, alloc in held.items()
@@ -693,10 +665,10 @@ class NovaInstanceBackend(base.InstanceBackend):
                 LOG.info('Reservation %s ends: deleting server %s', rid,
                          server_id)
                 try:
-                    with _Calls('deleting server %s' % server_id):
+                    with nova_common.Calls('deleting server %s' % server_id):
                         self.nova.servers.delete(server_id)
                 except exceptions.CloudUnavailable as exc:
-                    if not _nova_nf(exc):
+                    if not nova_common.nova_not_found(exc):
                         raise
                 asked[server_id] = now
             if time.monotonic() > deadline:
@@ -727,8 +699,9 @@ class NovaInstanceBackend(base.InstanceBackend):
         # must not boot more servers into them
         self._placement_up(rid, rc, booked,
                            closed=bool(reservation.get('slots_held')))
-        agg = self._aggregate_up(rid, project_id,
-                                 sorted({_service(f) for f, _u in booked}))
+        agg = self.aggregate_up(
+            rid, project_id,
+            sorted({nova_common.service(f) for f, _u in booked}))
         group_id = self._server_group(reservation, user_session)
         # the flavor last: the project can boot once everything else is
         # in place
@@ -754,12 +727,13 @@ class NovaInstanceBackend(base.InstanceBackend):
         """
         rid = reservation['id']
         rc = base.resource_class(rid)
-        with _Calls('creating resource class %s' % rc, 'Placement'):
+        with nova_common.Calls('creating resource class %s' % rc, 'Placement'):
             self.placement.ensure_resource_class(rc)
         existing = self._aggregate(rid)
         # hosts are the start's business: a prepare after it keeps them
-        agg = self._aggregate_up(rid, project_id, sorted(
-            _field(existing, 'hosts', []) if existing is not None else []))
+        agg = self.aggregate_up(rid, project_id, sorted(
+            nova_common.field(existing, 'hosts', [])
+            if existing is not None else []))
         group_id = self._server_group(reservation, user_session)
         flavor = self._flavor_up(reservation, project_id, rc)
         LOG.info('Reservation %s prepared: flavor %s, aggregate %s', rid,
@@ -794,7 +768,7 @@ class NovaInstanceBackend(base.InstanceBackend):
         seen = {c['uuid'] for c in children}
         for facts, _units in hosts:
             name = child_name(_hostname(facts))
-            with _Calls('looking up %s' % name, 'Placement'):
+            with nova_common.Calls('looking up %s' % name, 'Placement'):
                 child = self.placement.provider_by_name(name)
             if child is not None and child['uuid'] not in seen:
                 children.append(child)
@@ -804,13 +778,13 @@ class NovaInstanceBackend(base.InstanceBackend):
         self._delete_servers(rid, children)
         self._delete_flavor(rid)
         self._server_group_down(reservation)
-        self._aggregate_down(rid)
+        self.aggregate_down(rid)
         for child in children:
             if not self._drop(rid, child, rc):
                 raise exceptions.CloudUnavailable(
                     service='Placement', reason='provider %s still holds '
                     'allocations of %s' % (child['name'], rc))
-        with _Calls('deleting resource class %s' % rc, 'Placement'):
+        with nova_common.Calls('deleting resource class %s' % rc, 'Placement'):
             self.placement.delete_resource_class(rc)
             left = self.placement.resource_class_exists(rc)
         if left or self._children(rid):
@@ -821,61 +795,10 @@ class NovaInstanceBackend(base.InstanceBackend):
                  'Placement', rid)
 
 
-def flavor_shape(ident, vcpus, ram, disk, ephemeral, swap, specs):
-    """The answer of ``flavor()`` from a flavor's fields and extra specs
-    (see :meth:`NovaInstanceBackend.flavor`); ``ident`` names it in
-    errors (its id, or the server whose embedded flavor it is)."""
-    resources, required, forbidden = {}, [], []
-    for key, value in sorted((specs or {}).items()):
-        prefix, _sep, name = key.partition(':')
-        if not name:
-            continue
-        if _group_of(prefix, 'resources'):
-            try:
-                amount = int(value)
-            except (TypeError, ValueError):
-                raise exceptions.InvalidInput(
-                    reason='flavor_id: flavor %s has an invalid extra '
-                    'spec %s=%s.' % (ident, key, value))
-            resources[name] = resources.get(name, 0) + amount
-        elif _group_of(prefix, 'trait'):
-            if value not in ('required', 'forbidden'):
-                raise exceptions.MalformedParameter(
-                    message='Invalid value for trait %s. Flavor %s has '
-                    'the extra spec %s=%s; a trait is required or '
-                    'forbidden.' % (name, ident, key, value),
-                    param='flavor_id')
-            chosen = required if value == 'required' else forbidden
-            if name not in chosen:
-                chosen.append(name)
-    if (specs or {}).get('hw:cpu_policy') == 'dedicated':
-        resources.setdefault('PCPU', vcpus)
-        resources.setdefault('VCPU', 0)
-    swap_gb = int(math.ceil((swap or 0) / 1024.0))
-    return {
-        'id': ident,
-        'vcpus': vcpus,
-        'memory_mb': ram,
-        'disk_gb': (disk or 0) + (ephemeral or 0) + swap_gb,
-        'resources': resources,
-        'traits': {'required': required, 'forbidden': forbidden},
-    }
-
-
-def _group_of(prefix, kind):
-    """Whether an extra spec prefix is ``kind`` of the unnumbered group
-    (``resources``) or of a request group (``resources1``,
-    ``resources_gpu``: Nova's suffixes are digits, or ``_`` and a name)."""
-    if not prefix.startswith(kind):
-        return False
-    suffix = prefix[len(kind):]
-    return suffix == '' or suffix.isdigit() or (
-        suffix.startswith('_') and len(suffix) > 1)
-
-
 def _same_shape(flavor, shape):
     return (flavor.ram == shape['ram'] and flavor.vcpus == shape['vcpus']
             and (flavor.disk or 0) == shape['disk']
-            and (_field(flavor, 'OS-FLV-EXT-DATA:ephemeral', 0) or 0)
-            == (shape['ephemeral'] or 0)
-            and (_field(flavor, 'swap', 0) or 0) == (shape['swap'] or 0))
+            and (nova_common.field(flavor, 'OS-FLV-EXT-DATA:ephemeral', 0)
+                 or 0) == (shape['ephemeral'] or 0)
+            and (nova_common.field(flavor, 'swap', 0) or 0)
+            == (shape['swap'] or 0))

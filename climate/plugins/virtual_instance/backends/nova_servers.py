@@ -34,7 +34,7 @@ from oslo_log import log as logging
 
 from climate.clients import nova as nova_clients
 from climate import exceptions
-from climate.plugins.virtual_instance.backends import nova
+from climate.plugins.virtual_instance.backends import nova_common
 
 LOG = logging.getLogger(__name__)
 
@@ -62,19 +62,19 @@ KEEP = 'keep'
 
 
 def _status(server):
-    return nova._field(server, 'status', 'UNKNOWN')
+    return nova_common.field(server, 'status', 'UNKNOWN')
 
 
 def _task(server):
-    return nova._field(server, 'OS-EXT-STS:task_state', None)
+    return nova_common.field(server, 'OS-EXT-STS:task_state', None)
 
 
 def _host(server):
-    return nova._field(server, 'OS-EXT-SRV-ATTR:host', None)
+    return nova_common.field(server, 'OS-EXT-SRV-ATTR:host', None)
 
 
 def _fault(server):
-    fault = nova._field(server, 'fault', {}) or {}
+    fault = nova_common.field(server, 'fault', {}) or {}
     return fault.get('message') if isinstance(fault, dict) else str(fault)
 
 
@@ -112,19 +112,20 @@ class ServerActions:
         """A service client at ``version`` (unshelving onto a host needs
         a newer microversion than Climate's ``[nova] api_version``)."""
         if self._unshelver is None:
-            with nova._Calls('connecting'):
+            with nova_common.Calls('connecting'):
                 self._unshelver = nova_clients.bounded_service_client(
-                    self.backend.conf, nova.CALL_TIMEOUT, version=version)
+                    self.backend.conf, nova_common.CALL_TIMEOUT,
+                    version=version)
         return self._unshelver
 
     def _get(self, server_id):
         """The server, None when Nova no longer knows it (or it is
         deleted)."""
         try:
-            with nova._Calls('reading server %s' % server_id):
+            with nova_common.Calls('reading server %s' % server_id):
                 server = self.nova.servers.get(server_id)
         except exceptions.CloudUnavailable as exc:
-            if nova._nova_nf(exc):
+            if nova_common.nova_not_found(exc):
                 return None
             raise
         if _status(server) in ('DELETED', 'SOFT_DELETED'):
@@ -140,16 +141,16 @@ class ServerActions:
             raise exceptions.InvalidInput(
                 reason='server_id: server %s could not be found.' %
                 server_id)
-        flavor = nova._field(server, 'flavor', {}) or {}
+        flavor = nova_common.field(server, 'flavor', {}) or {}
         if 'vcpus' in flavor:
             # compute API 2.47 and later embed the flavor
-            shape = nova.flavor_shape(
+            shape = nova_common.flavor_shape(
                 flavor.get('original_name') or server_id, flavor['vcpus'],
                 flavor['ram'], flavor.get('disk'), flavor.get('ephemeral'),
                 flavor.get('swap'), flavor.get('extra_specs'))
         else:
             shape = self.backend.flavor(flavor['id'])
-        return {'id': server.id, 'project_id': nova._field(
+        return {'id': server.id, 'project_id': nova_common.field(
                     server, 'tenant_id', None),
                 'status': _status(server), 'flavor': shape}
 
@@ -157,9 +158,10 @@ class ServerActions:
 
     def _booted(self, user_nova, reservation):
         name = reservation['server']['name']
-        with nova._Calls('listing servers named %s' % name):
+        with nova_common.Calls('listing servers named %s' % name):
             found = user_nova.servers.list(search_opts={'name': name})
-        return [s for s in found if (nova._field(s, 'metadata', {}) or {})
+        return [s for s in found
+                if (nova_common.field(s, 'metadata', {}) or {})
                 .get(METADATA_KEY) == reservation['id']]
 
     def boot(self, reservation, project_id, user_session):
@@ -175,7 +177,7 @@ class ServerActions:
         for key in ('key_name', 'user_data', 'security_groups'):
             if request.get(key) is not None:
                 kwargs[key] = request[key]
-        with nova._Calls('booting server %s for reservation %s' % (
+        with nova_common.Calls('booting server %s for reservation %s' % (
                 request['name'], reservation['id'])):
             server = user_nova.servers.create(
                 request['name'], request['imageRef'], request['flavorRef'],
@@ -198,7 +200,7 @@ class ServerActions:
                     'server_error': 'Server %s is in error: %s' % (
                         sid, _fault(server) or 'no reason given')}
         if status in SHELVABLE and _task(server) is None:
-            with nova._Calls('shelving server %s' % sid):
+            with nova_common.Calls('shelving server %s' % sid):
                 self.nova.servers.shelve(sid)
             LOG.info('Reservation %s: server %s shelved until the start',
                      reservation['id'], sid)
@@ -230,9 +232,9 @@ class ServerActions:
              move_running=False):
         """See :meth:`base.InstanceBackend.wake`."""
         rid, sid = reservation['id'], reservation['server_id']
-        service = nova._service(host)
-        agg = self.backend._aggregate_up(rid, project_id, [service],
-                                         extra={SERVER_KEY: sid})
+        service = nova_common.service(host)
+        agg = self.backend.aggregate_up(rid, project_id, [service],
+                                        extra={SERVER_KEY: sid})
         server = self._get(sid)
         if server is not None and _task(server) is not None:
             # still shelving (the hold's, or its user's action): what to do
@@ -244,7 +246,7 @@ class ServerActions:
             # never shelved before the start (or started since): it runs
             # outside the reservation, and only a shelved server can be
             # sent to the reserved host
-            with nova._Calls('shelving server %s' % sid):
+            with nova_common.Calls('shelving server %s' % sid):
                 self.nova.servers.shelve(sid)
             server = self._wait(sid, lambda s: s is None or (
                 _status(s) in SHELVED and _task(s) is None), 'shelving')
@@ -256,14 +258,14 @@ class ServerActions:
             if _status(server) == 'SHELVED':
                 # not offloaded yet: it still sits on a host, and only an
                 # offloaded server may be sent to another one
-                with nova._Calls('offloading server %s' % sid):
+                with nova_common.Calls('offloading server %s' % sid):
                     self.nova.servers.shelve_offload(sid)
                 server = self._wait(sid, lambda s: s is None or (
                     _status(s) == 'SHELVED_OFFLOADED' and _task(s) is None),
                     'offloading')
         if server is not None and _status(server) == 'SHELVED_OFFLOADED' \
                 and _task(server) is None:
-            with nova._Calls('unshelving server %s onto %s' % (
+            with nova_common.Calls('unshelving server %s onto %s' % (
                     sid, service)):
                 self._nova_at(UNSHELVE_HOST_VERSION).servers.unshelve(
                     sid, host=service)
@@ -308,17 +310,17 @@ class ServerActions:
         id), it is then that project's (:meth:`give`)."""
         name = snapshot_name(reservation['id'])
         try:
-            with nova._Calls('looking up image %s' % name, 'Glance'):
+            with nova_common.Calls('looking up image %s' % name, 'Glance'):
                 image = self.nova.glance.find_image(name).id
         except exceptions.CloudUnavailable as exc:
-            if not nova._nova_nf(exc):
+            if not nova_common.nova_not_found(exc):
                 raise
             image = None
         sid = reservation['server_id']
         if image is None and self._get(sid) is None:
             return None
         if image is None:
-            with nova._Calls('snapshotting server %s' % sid):
+            with nova_common.Calls('snapshotting server %s' % sid):
                 image = self.nova.servers.create_image(
                     sid, name, metadata={METADATA_KEY: reservation['id']})
             self._wait(sid, lambda s: s is None or _task(s) is None,
@@ -332,7 +334,7 @@ class ServerActions:
         admin may change): its users then see and use it.  Giving it
         again is harmless."""
         client = self.nova.client
-        with nova._Calls('giving image %s to project %s' % (
+        with nova_common.Calls('giving image %s to project %s' % (
                 image_id, project_id), 'Glance'):
             client.session.patch(
                 '/v2/images/%s' % image_id,
@@ -346,10 +348,10 @@ class ServerActions:
 
     def _delete(self, sid, wait=True):
         try:
-            with nova._Calls('deleting server %s' % sid):
+            with nova_common.Calls('deleting server %s' % sid):
                 self.nova.servers.delete(sid)
         except exceptions.CloudUnavailable as exc:
-            if not nova._nova_nf(exc):
+            if not nova_common.nova_not_found(exc):
                 raise
         if wait:
             self._wait(sid, lambda s: s is None, 'its deletion')
@@ -374,14 +376,14 @@ class ServerActions:
                     if _task(server) is not None:
                         self._wait(sid, lambda s: s is None or
                                    _task(s) is None, 'its task')
-                    with nova._Calls('shelving server %s' % sid):
+                    with nova_common.Calls('shelving server %s' % sid):
                         self.nova.servers.shelve(sid)
                 answer['server_status'] = 'SHELVED'
             else:
                 if action == 'snapshot':
                     answer['snapshot_id'] = self.snapshot(reservation)
                 self._delete(sid)
-        self.backend._aggregate_down(rid)
+        self.backend.aggregate_down(rid)
         LOG.info('Reservation %s ended: server %s %s', rid, sid,
                  {'delete': 'deleted', 'shelve': 'shelved',
                   'snapshot': 'snapshotted and deleted',

@@ -3,6 +3,7 @@ a shelve still in progress to end before it decides what to do."""
 
 import types
 
+from novaclient import exceptions as nova_exc
 import pytest
 
 from climate import exceptions
@@ -58,8 +59,8 @@ def actions(monkeypatch):
     def make(script, after_unshelve=(('ACTIVE', None, 'c1'),)):
         fake = ScriptedNova(script, after_unshelve)
         backend = types.SimpleNamespace(
-            nova=fake, _aggregate_up=lambda *a, **k: types.SimpleNamespace(
-                id=7), _aggregate_down=lambda rid: fake.calls.append(
+            nova=fake, aggregate_up=lambda *a, **k: types.SimpleNamespace(
+                id=7), aggregate_down=lambda rid: fake.calls.append(
                     ('aggregate_down', rid)))
         acts = nova_servers.ServerActions(backend)
         acts._nova_at = lambda version: fake
@@ -139,7 +140,7 @@ def test_a_snapshot_made_before_is_found_even_with_the_server_gone(
 
     def find_image(name):
         if name not in images:
-            raise nova_servers.nova.nova_exc.NotFound(404)
+            raise nova_exc.NotFound(404)
         return types.SimpleNamespace(id=images[name])
 
     fake.glance = types.SimpleNamespace(find_image=find_image)

@@ -174,6 +174,17 @@ def _info(obj):
     return dict(vars(obj))
 
 
+def _first_cause(failed):
+    """Of the ``UPDATE_FAILED`` events ``failed`` (latest first), the one
+    that says why: once a resource fails, Heat cancels the updates of the
+    others still in progress ("Stack UPDATE cancelled"), and on a busy
+    engine such a cancellation, or the stack's event naming it, may come
+    last.  None when there is none."""
+    causes = [e for e in failed if 'cancelled' not in
+              e['resource_status_reason'].lower()]
+    return (causes or failed or [None])[0]
+
+
 def _ident(stack):
     """Heat's ``<name>/<id>``: what every call on one stack takes without
     a redirect (Heat redirects lookups by name or id for GET only)."""
@@ -628,8 +639,9 @@ class HeatStackBackend(base.StackBackend):
 
     def _update_failure(self, heat, stack):
         """Why an update failed: Heat's reason for the failed update (its
-        latest ``UPDATE_FAILED`` event, the stack's or a resource's),
-        then, when Heat rolled it back, what became of the rollback."""
+        latest ``UPDATE_FAILED`` event, the stack's or a resource's, that
+        is not a cancellation: :func:`_first_cause`), then, when Heat
+        rolled it back, what became of the rollback."""
         status = stack.get('stack_status')
         reason = stack.get('stack_status_reason') or 'no reason given'
         if not status.startswith('ROLLBACK_'):
@@ -645,8 +657,8 @@ class HeatStackBackend(base.StackBackend):
             LOG.warning('Stack %s: its events cannot be read: %s',
                         stack['stack_name'], exc)
             events = []
-        failed = next((e for e in events
-                       if e.get('resource_status_reason')), None)
+        failed = _first_cause([e for e in events
+                               if e.get('resource_status_reason')])
         cause = '%s: %s' % (failed.get('resource_name'),
                             failed['resource_status_reason']) \
             if failed else 'Heat gave no reason'

@@ -531,6 +531,34 @@ def test_a_rollback_that_failed_too_says_so(cloud):
         'before it is ROLLBACK_FAILED: IntegrityError')
 
 
+def test_the_cause_named_is_not_a_cancellation_heat_made_after_it(cloud):
+    """Once ``boom`` failed, Heat cancelled the group's update still in
+    progress; on a busy engine that cancellation, and the stack's event
+    naming it, came last."""
+    seen = cloud(ScriptedHeat(stack(
+        'ROLLBACK_FAILED',
+        'Resource UPDATE failed: resources.web: Stack UPDATE cancelled')))
+    seen.heat.events_listed = [
+        {'resource_name': 'web', 'resource_status': 'UPDATE_FAILED',
+         'resource_status_reason': 'resources.web: Stack UPDATE cancelled'},
+        {'resource_name': 'stack-web', 'resource_status': 'UPDATE_FAILED',
+         'resource_status_reason': 'Resource UPDATE failed: resources.web: '
+                                   'Stack UPDATE cancelled'},
+        {'resource_name': 'boom', 'resource_status': 'UPDATE_FAILED',
+         'resource_status_reason': 'ValueError: resources.boom: Test '
+                                   'Resource failed boom'}]
+    answer = update(seen, stack_status='ROLLBACK_IN_PROGRESS')
+    assert answer['stack_status_reason'].startswith(
+        'the update failed (boom: ValueError: resources.boom: Test Resource '
+        'failed boom); Heat\'s rollback to the template before it is '
+        'ROLLBACK_FAILED: '), answer
+    # only cancellations: the latest is said
+    seen.heat.events_listed = seen.heat.events_listed[:1]
+    answer = update(seen, stack_status='ROLLBACK_IN_PROGRESS')
+    assert answer['stack_status_reason'].startswith(
+        'the update failed (web: resources.web: Stack UPDATE cancelled)')
+
+
 def test_an_update_failed_without_rollback_keeps_heats_reason(cloud):
     seen = cloud(ScriptedHeat(stack('UPDATE_FAILED', 'quota exceeded')))
     answer = update(seen, stack_status='UPDATE_IN_PROGRESS')

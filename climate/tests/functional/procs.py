@@ -934,7 +934,10 @@ def kill_holding_claims(db, manager, deadline, min_done=5):
         stopped_at = time.monotonic()
         connections = manager.pause()
         try:
-            db.wait_sessions_idle(connections, timeout=5)
+            # (frozen past the heartbeat timeout, 3 s, it would be
+            # declared dead while its row locks still hold its claims:
+            # those are then left to their TTL)
+            db.wait_sessions_idle(connections, timeout=2)
         except AssertionError:
             # one of its sessions waits for a lock another of them holds:
             # that waits for the kill; decide on what the database shows
@@ -942,7 +945,7 @@ def kill_holding_claims(db, manager, deadline, min_done=5):
         # a COMMIT it sent before the freeze may still be on its way (on a
         # loaded machine, seconds): what it holds must stand still first
         before = db.scalar(holding, s='IN_PROGRESS', v=manager.manager_name)
-        time.sleep(0.5)
+        time.sleep(0.3)
         after = db.scalar(holding, s='IN_PROGRESS', v=manager.manager_name)
         if after and after == before:
             manager.kill9()

@@ -74,6 +74,7 @@ import sqlalchemy as sa
 
 from climate.db import api as db_api
 from climate.db import models
+from climate import dates
 from climate import exceptions
 from climate.scheduling import capacity
 
@@ -119,8 +120,8 @@ _INV_COLUMNS = (Inv.provider_id, Inv.resource_class, Inv.total, Inv.reserved,
                 Inv.step_size)
 
 
-def _fmt(when):
-    return when.strftime('%Y-%m-%d %H:%M:%S')
+# a datetime as the messages give it
+_fmt = dates.format_timestamp
 
 
 def span_level(start, end):

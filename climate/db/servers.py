@@ -31,6 +31,7 @@ from sqlalchemy.dialects import sqlite
 
 from climate.db import ledger
 from climate.db import models
+from climate import dates
 from climate import exceptions
 
 Inv = models.LedgerInventory
@@ -55,8 +56,8 @@ def server_of(provider_id):
     return text[len(PREFIX):] if text.startswith(PREFIX) else None
 
 
-def _fmt(when):
-    return when.strftime('%Y-%m-%d %H:%M:%S')
+# a datetime as the messages give it
+_fmt = dates.format_timestamp
 
 
 def _row(provider_id):

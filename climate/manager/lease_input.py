@@ -32,8 +32,8 @@ def floor_minute(when):
     return when.replace(second=0, microsecond=0)
 
 
-def _text(when):
-    return when.strftime('%Y-%m-%d %H:%M:%S')
+# a datetime as the messages give it
+_text = dates.format_timestamp
 
 
 def check_name(name, max_length):

@@ -908,24 +908,28 @@ def kill_holding_claims(db, manager, deadline, min_done=5):
     (monotonic).
 
     Each time the database shows it holding claims, it is frozen
-    (SIGSTOP) until its sessions are idle; if it still holds claims then,
-    it is killed, otherwise it goes on and the next chance is taken.
-    Returns ``(connections, stopped_at, attempts)``: its TCP connections
-    (for :meth:`Database.wait_sessions_gone`, before reading what it
-    left), the monotonic time it was frozen for good, and how many
-    freezes it took.
+    (SIGSTOP) until its sessions are idle; if it still holds the same
+    claims then, it is killed, otherwise it goes on and the next chance is
+    taken.  Returns ``(held, connections, stopped_at, attempts)``: the ids
+    of the events it held when it was killed, its TCP connections (for
+    :meth:`Database.wait_sessions_gone`, before reading what it left), the
+    monotonic time it was frozen for good, and how many freezes it took.
+
+    What it held is the sample taken here, not a later read of the
+    claims: a victim frozen past the heartbeat timeout is declared dead
+    and its claims released, so that by the time its sessions are gone
+    the claims may already carry a survivor's name.
     """
-    held = ('SELECT (SELECT count(*) FROM events WHERE status = :s AND '
-            'claimed_by = :v), (SELECT count(*) FROM noop_actions WHERE '
-            'manager = :v AND action = :a)')
-    holding = ('SELECT count(*) FROM events WHERE status = :s AND '
-               'claimed_by = :v')
+    started = ('SELECT (SELECT count(*) FROM events WHERE status = :s AND '
+               'claimed_by = :v), (SELECT count(*) FROM noop_actions WHERE '
+               'manager = :v AND action = :a)')
+    holding = 'SELECT id FROM events WHERE status = :s AND claimed_by = :v'
     attempts = 0
     while True:
         assert time.monotonic() < deadline, (
             '%s never died holding a claim (%d attempts): %s' % (
                 manager.manager_name, attempts, actions_by_manager(db)))
-        claims, done = db.query(held, s='IN_PROGRESS',
+        claims, done = db.query(started, s='IN_PROGRESS',
                                 v=manager.manager_name, a='on_start')[0]
         if not (claims and done >= min_done):
             time.sleep(0.005)
@@ -934,9 +938,6 @@ def kill_holding_claims(db, manager, deadline, min_done=5):
         stopped_at = time.monotonic()
         connections = manager.pause()
         try:
-            # (frozen past the heartbeat timeout, 3 s, it would be
-            # declared dead while its row locks still hold its claims:
-            # those are then left to their TTL)
             db.wait_sessions_idle(connections, timeout=2)
         except AssertionError:
             # one of its sessions waits for a lock another of them holds:
@@ -944,13 +945,26 @@ def kill_holding_claims(db, manager, deadline, min_done=5):
             pass
         # a COMMIT it sent before the freeze may still be on its way (on a
         # loaded machine, seconds): what it holds must stand still first
-        before = db.scalar(holding, s='IN_PROGRESS', v=manager.manager_name)
+        before = {row.id for row in db.query(
+            holding, s='IN_PROGRESS', v=manager.manager_name)}
         time.sleep(0.3)
-        after = db.scalar(holding, s='IN_PROGRESS', v=manager.manager_name)
+        after = {row.id for row in db.query(
+            holding, s='IN_PROGRESS', v=manager.manager_name)}
         if after and after == before:
             manager.kill9()
-            return connections, stopped_at, attempts
+            return after, connections, stopped_at, attempts
         manager.resume()
+
+
+def ran_by(db, manager_name, event_ids):
+    """The events of ``event_ids`` whose action ``manager_name`` committed
+    (a noop action is written in its event's transaction)."""
+    if not event_ids:
+        return set()
+    ids = ', '.join("'%s'" % i for i in event_ids)
+    return {row.event_id for row in db.query(
+        'SELECT DISTINCT event_id FROM noop_actions WHERE manager = :m AND '
+        'event_id IN (%s)' % ids, m=manager_name)}
 
 
 def wait_done(db, event_ids, since, timeout):

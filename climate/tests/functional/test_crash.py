@@ -57,20 +57,22 @@ def test_killed_manager_claims_are_taken_over(climate):
 
     # Kill the victim in the middle of the work, holding claims.
     deadline = time.monotonic() + 60 + (due - procs.utcnow()).total_seconds()
-    connections, stopped_at, attempts = procs.kill_holding_claims(
+    held, connections, stopped_at, attempts = procs.kill_holding_claims(
         db, victim, deadline)
     assert not victim.alive()
     # A COMMIT the victim sent before it died may still be running in the
     # database after kill -9 returned (or be about to run: a session shows
     # idle until it has read the COMMIT waiting in its socket).  What the
-    # victim left is known only once its sessions are gone.  (Sampled at
-    # once, an event whose COMMIT landed just after the sample looked
-    # orphaned, then showed its run by the victim.)
+    # victim left is known only once its sessions are gone: the claims it
+    # held whose action it never committed.  (Read as the claims still in
+    # its name, they could already have been released by a survivor that
+    # found its heartbeat stale, and the test saw none.)
     sessions = db.wait_sessions_gone(connections, timeout=30)
     settled = time.monotonic() - stopped_at
+    left = held - procs.ran_by(db, victim.manager_name, held)
     orphans = {row.id: row for row in db.query(
-        'SELECT id, event_type FROM events WHERE status = :s AND '
-        'claimed_by = :v', s='IN_PROGRESS', v=victim.manager_name)}
+        'SELECT id, event_type FROM events WHERE id IN (%s)' % ', '.join(
+            "'%s'" % i for i in left))} if left else {}
     assert orphans, 'the victim finished its claims before it died'
 
     # when each orphan is seen DONE, by the test's clock

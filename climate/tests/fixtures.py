@@ -33,11 +33,11 @@ from climate import context
 from climate import dates
 from climate.db import api as db_api
 from climate.db import lease_json
-from climate.db import migration
 from climate.db import models
 from climate.manager import service as manager_service
 from climate import policy
 from climate import rpc
+from climate.tests import schema
 
 CONF = cfg.CONF
 
@@ -93,8 +93,7 @@ class ClimateEnvironment:
     def start(self):
         try:
             self.configure()
-            db_api.configure(connection=self.connection)
-            migration.upgrade()
+            schema.head_database(self.db_path)
             rpc.init()
             self._outdated = set()
             sa.event.listen(orm.Session, 'after_transaction_end',

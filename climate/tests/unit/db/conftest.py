@@ -5,7 +5,7 @@ import pytest
 
 from climate import context
 from climate.db import api as db_api
-from climate.db import migration
+from climate.tests import schema
 
 
 @pytest.fixture
@@ -13,7 +13,6 @@ def ctx(tmp_path):
     """An admin context on a new SQLite database at the head revision."""
     from climate import conf  # noqa: F401 - registers options
     cfg.CONF([], project='climate', default_config_files=[])
-    db_api.configure(connection='sqlite:///%s' % (tmp_path / 'c.sqlite'))
-    migration.upgrade()
+    schema.head_database(tmp_path / 'c.sqlite')
     yield context.admin_context()
     db_api.get_engine().dispose()

@@ -11,12 +11,12 @@ import pytest
 from climate import context
 from climate import dates
 from climate.db import api as db_api
-from climate.db import migration
 from climate.db import models
 from climate.manager import events
 from climate.manager import leases
 from climate.plugins.noop import plugin as noop
 from climate import states
+from climate.tests import schema
 
 CONF = cfg.CONF
 
@@ -57,8 +57,7 @@ class Notifier:
 def db(tmp_path):
     from climate import conf  # noqa: F401 - registers options
     CONF([], project='climate', default_config_files=[])
-    db_api.configure(connection='sqlite:///%s' % (tmp_path / 'c.sqlite'))
-    migration.upgrade()
+    schema.head_database(tmp_path / 'c.sqlite')
     CONF.set_override('event_retry_backoff', 1, group='manager')
     # no Keystone here: leases get no trust (climate.manager.trusts)
     CONF.set_override('auth_strategy', 'noauth')

@@ -13,12 +13,12 @@ from climate import dates
 from climate.db import api as db_api
 from climate.db import lease_json
 from climate.db import managers as db_managers
-from climate.db import migration
 from climate.db import models
 from climate.manager import events
 from climate.manager import heartbeat
 from climate.plugins.noop import plugin as noop
 from climate import states
+from climate.tests import schema
 from climate.tests.unit.manager import test_events as helpers
 
 CONF = cfg.CONF
@@ -30,8 +30,7 @@ TTL = datetime.timedelta(seconds=60)
 def ctx(tmp_path):
     from climate import conf  # noqa: F401 - registers options
     CONF([], project='climate', default_config_files=[])
-    db_api.configure(connection='sqlite:///%s' % (tmp_path / 'c.sqlite'))
-    migration.upgrade()
+    schema.head_database(tmp_path / 'c.sqlite')
     CONF.set_override('auth_strategy', 'noauth')
     yield context.admin_context()
     CONF.clear_override('auth_strategy')

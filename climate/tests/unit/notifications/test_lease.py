@@ -9,11 +9,11 @@ from climate import context
 from climate import dates
 from climate.db import api as db_api
 from climate.db import ledger
-from climate.db import migration
 from climate.db import models
 from climate.db import usage as db_usage
 from climate.notifications import lease as lease_notifications
 from climate import rpc
+from climate.tests import schema
 
 CONF = cfg.CONF
 H = datetime.timedelta(hours=1)
@@ -29,8 +29,7 @@ def notifications(tmp_path):
     rpc.init()  # registers the notification options
     CONF.set_override('driver', ['test'],
                       group='oslo_messaging_notifications')
-    db_api.configure(connection='sqlite:///%s' % (tmp_path / 'n.sqlite'))
-    migration.upgrade()
+    schema.head_database(tmp_path / 'n.sqlite')
     _impl_test.reset()
     try:
         yield _impl_test.NOTIFICATIONS

@@ -151,6 +151,20 @@ class Climate:
     def client(self, **kwargs):
         return procs.Client(self.cluster.url, **kwargs)
 
+    def latency_client(self, **kwargs):
+        """The client a latency figure is measured with (``CLIENT``)."""
+        if CLIENT == 'requests':
+            return self.client(**kwargs)
+        return LeanClient(self.cluster.url, **kwargs)
+
+    @property
+    def manager_pids(self):
+        return [p.pid for p in self.cluster.managers]
+
+    @property
+    def api_pid(self):
+        return self.cluster.api.pid
+
 
 def tear_down(cluster, database, vhost, workdir, failed):
     """Stop a benchmark's processes and drop its database, vhost and
@@ -170,20 +184,6 @@ def tear_down(cluster, database, vhost, workdir, failed):
         vhost.delete()
     if not failed:
         shutil.rmtree(workdir, ignore_errors=True)
-
-    def latency_client(self, **kwargs):
-        """The client a latency figure is measured with (``CLIENT``)."""
-        if CLIENT == 'requests':
-            return self.client(**kwargs)
-        return LeanClient(self.cluster.url, **kwargs)
-
-    @property
-    def manager_pids(self):
-        return [p.pid for p in self.cluster.managers]
-
-    @property
-    def api_pid(self):
-        return self.cluster.api.pid
 
 
 # LeanClient.request takes ``json=`` as procs.Client does, which hides the

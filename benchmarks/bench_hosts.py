@@ -129,6 +129,13 @@ def populate(db, hosts, allocations=ALLOCATIONS, seed=1):
     return base, base + YEAR
 
 
+def allocated_span(db):
+    """``(first, last)`` as :func:`populate` returned them, read back
+    from a database it populated."""
+    first = db.scalar('SELECT min(start_date) FROM ledger_bookings')
+    return first, first + YEAR
+
+
 def _allocate(rng, base, period, hosts, reservations, now, flush, lrows,
               rrows, arows):
     """The host allocations' leases, reservations and bookings, flushed

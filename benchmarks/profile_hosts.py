@@ -1,0 +1,165 @@
+"""Where a physical:host allocation's milliseconds go at scale, in-process.
+
+    python benchmarks/profile_hosts.py [HOSTS[:ALLOCATIONS]] [--creates N]
+        [--filter narrow|broad] [--keep] [--database NAME]
+
+Populates a fresh database (MariaDB, or PostgreSQL with
+CLIMATE_BENCH_ENGINE=postgresql) as ``run.py hosts`` does
+(``bench_hosts.populate``; 100,000 hosts and 1,000,000 future allocations
+unless given), then allocates 2 hosts for 4 hours at random times of the
+year ``--creates`` times with the plugin's own allocation
+(``PhysicalHostPlugin.reserve``: the match, the host choice, the lock,
+the re-check and the bookings), each in a transaction that is rolled back so
+that every allocation sees the same inventory.  No API, manager or RPC.
+
+Printed: wall and CPU p50 per allocation, and each SQL statement's share
+(time between the cursor's execute and its return, by the statement's
+first words), so that a figure of ``run.py hosts`` can be taken apart.
+"""
+
+import argparse
+import collections
+import datetime
+import random
+import re
+import sys
+import time
+
+import bench_hosts
+import common
+from climate import context
+from climate import dates
+from climate.db import api as db_api
+from climate.db import migration
+from climate.db import models
+from climate.plugins.physical_host import plugin as host_plugin
+from climate.tests.functional import procs
+import sqlalchemy as sa
+
+FILTERS = dict((label.split(',')[0], expression)
+               for label, expression in bench_hosts.FILTERS)
+
+
+class _Rollback(Exception):
+    pass
+
+
+class StatementTimer:
+    """Seconds spent in each kind of statement, from the engine's cursor
+    events (the database's answer and the driver's work on it)."""
+
+    def __init__(self, engine):
+        self.engine = engine
+        self.spent = collections.defaultdict(float)
+        self.count = collections.Counter()
+        self._began = {}
+        sa.event.listen(engine, 'before_cursor_execute', self._before)
+        sa.event.listen(engine, 'after_cursor_execute', self._after)
+
+    @staticmethod
+    def kind(statement):
+        words = re.sub(r'\s+', ' ', statement).strip()
+        return words[:90]
+
+    def _before(self, conn, cursor, statement, params, context, many):
+        self._began[id(cursor)] = time.perf_counter()
+
+    def _after(self, conn, cursor, statement, params, context, many):
+        began = self._began.pop(id(cursor), None)
+        if began is not None:
+            key = self.kind(statement)
+            self.spent[key] += time.perf_counter() - began
+            self.count[key] += 1
+
+    def reset(self):
+        self.spent.clear()
+        self.count.clear()
+
+
+def main(argv):
+    parser = argparse.ArgumentParser()
+    parser.add_argument('size', nargs='?', default='100000:1000000')
+    parser.add_argument('--creates', type=int, default=200)
+    parser.add_argument('--filter', choices=sorted(FILTERS),
+                        default='narrow')
+    parser.add_argument('--keep', action='store_true',
+                        help='keep the database (its name is printed)')
+    parser.add_argument('--database', help='a database kept by --keep, '
+                        'of the same size: not populated again')
+    args = parser.parse_args(argv)
+    hosts, _sep, allocations = args.size.partition(':')
+    hosts, allocations = int(hosts), int(allocations or 1000000)
+
+    from climate import conf  # noqa: F401 - registers options
+    from oslo_config import cfg
+    cfg.CONF([], project='climate', default_config_files=[])
+    db = procs.Database(common.ENGINE, args.database)
+    if args.database:
+        args.keep = True
+    else:
+        db.create()
+    try:
+        db_api.configure(connection=db.url)
+        if args.database:
+            first, last = bench_hosts.allocated_span(db)
+        else:
+            migration.upgrade()
+            began = time.monotonic()
+            first, last = bench_hosts.populate(db, hosts, allocations)
+            print('%d hosts, %d allocations on %s: populated in %.1f s' % (
+                hosts, allocations, common.ENGINE,
+                time.monotonic() - began))
+        timer = StatementTimer(db_api.get_engine())
+        plugin = host_plugin.PhysicalHostPlugin()
+        ctx = context.admin_context()
+        params = {'resource_properties': FILTERS[args.filter],
+                  'hypervisor_properties': '', 'min': 2, 'max': 2}
+        rng = random.Random(7)
+        walls, cpus = [], []
+        for n in range(args.creates + 20):
+            if n == 20:  # warm-up: the match cache, the pools
+                timer.reset()
+            start = first + datetime.timedelta(
+                minutes=rng.randint(0, int((last - first).total_seconds()
+                                           // 60)))
+            end = start + datetime.timedelta(hours=4)
+            wall, cpu = time.perf_counter(), time.process_time()
+            lease = {'id': 'l-%d' % n,
+                     'start_date': start.strftime(dates.OUTPUT_FORMAT),
+                     'end_date': end.strftime(dates.OUTPUT_FORMAT)}
+            lease_row = common.lease_row(lease['id'], 'p-%d' % n, start, end)
+            reservation_row = common.reservation_row(
+                'r-%d' % n, lease['id'], host_plugin.RESOURCE_TYPE)
+            try:
+                with db_api.writer(ctx) as session:
+                    session.execute(sa.insert(models.Lease), [lease_row])
+                    session.execute(sa.insert(models.Reservation),
+                                    [reservation_row])
+                    plugin.reserve(ctx, lease, dict(params, id='r-%d' % n))
+                    raise _Rollback()
+            except _Rollback:
+                pass
+            if n >= 20:
+                walls.append((time.perf_counter() - wall) * 1000)
+                cpus.append((time.process_time() - cpu) * 1000)
+        matching = plugin.matching(ctx, params)
+        print('filter %s (%d hosts match): allocation wall p50 %.1f ms, '
+              'p90 %.1f ms; CPU p50 %.1f ms' % (
+                  args.filter, len(matching),
+                  common.percentile(walls, 50), common.percentile(walls, 90),
+                  common.percentile(cpus, 50)))
+        print('SQL per allocation, by statement (ms, count):')
+        for key, spent in sorted(timer.spent.items(), key=lambda kv: -kv[1]):
+            print('  %7.2f  %5.1f  %s' % (spent * 1000 / len(walls),
+                                          timer.count[key] / len(walls),
+                                          key))
+    finally:
+        db_api.get_engine().dispose()
+        if args.keep:
+            print('kept database %s' % db.name)
+        else:
+            db.drop()
+
+
+if __name__ == '__main__':
+    main(sys.argv[1:])

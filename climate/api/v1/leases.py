@@ -64,6 +64,13 @@ def _list_query(request, ctx):
     if params.getall('status'):
         filters['status'] = [s.upper() for v in params.getall('status')
                              for s in v.split(',') if s]
+        unknown = sorted(set(filters['status']) - set(states.LEASE))
+        if unknown:
+            # (an empty list would say no lease has it: a typo passed
+            # for an answer)
+            raise exceptions.InvalidInput(
+                reason='status %s is not a lease status; one of %s' % (
+                    ', '.join(unknown), ', '.join(sorted(states.LEASE))))
     if 'name' in params:
         filters['name'] = params['name']
     for key in ('time_from', 'time_to'):

@@ -380,6 +380,17 @@ class NotEnoughCapacity(NotEnoughHosts):
         return 'NotEnoughHostsAvailable'
 
 
+class NotEnoughVolumeCapacity(NotEnoughCapacity):
+    """Volume gigabytes that fit on no matching pool.  Blazar reserves no
+    volumes, so there is no sentence of its to keep: the refusal says
+    volumes, not hosts."""
+    msg_fmt = "Not enough volume capacity available: %(reason)s"
+
+    @property
+    def error_name(self):
+        return 'NotEnoughVolumeCapacity'
+
+
 # -- virtual:floatingip: Blazar's sentences first, then Climate's -------------
 # (blazar/manager/exceptions.py and blazar/utils/openstack/exceptions.py)
 

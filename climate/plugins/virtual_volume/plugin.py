@@ -410,8 +410,8 @@ class VirtualVolumePlugin(backend_loader.BackendOwner, base.ResourcePlugin):
 
     def _not_enough(self, session, params, shape, providers, start, end,
                     what=None, pools=None, taken=()):
-        """NotEnoughCapacity: the most gigabytes free on one matching pool
-        with room for the volumes over the window (as the decision
+        """NotEnoughVolumeCapacity: the most gigabytes free on one matching
+        pool with room for the volumes over the window (as the decision
         counts: the whole shape on one pool, none on the pools ``taken``
         under the lock by concurrent bookers), and from when the request
         would fit.
@@ -455,7 +455,7 @@ class VirtualVolumePlugin(backend_loader.BackendOwner, base.ResourcePlugin):
                 else:
                     later = ('It does not fit for as long before %s UTC.'
                              % common.fmt(until))
-        return exceptions.NotEnoughCapacity(
+        return exceptions.NotEnoughVolumeCapacity(
             reason='%s%s asked on one pool from %s to %s UTC; at most %d GB '
                    'free on one of the %d reservable pool(s) matching%s. %s'
                    % ((what + ': ') if what else '', self._asked(shape),

@@ -44,7 +44,7 @@ POOLS = [
 #: Large and free, but not reservable: never booked.
 IDLE_POOL = {'name': 'stor3@lvm#idle', 'total_capacity_gb': 100000,
              'reservable': False}
-REFUSAL = 'Not enough hosts available: '
+REFUSAL = 'Not enough volume capacity available: '
 
 UNLOCK = concurrency.UNLOCK
 
@@ -156,7 +156,7 @@ def test_competing_volume_reservations_never_overbook_a_pool(
                               json=body)
         if resp.status_code == 409:
             error = resp.json()
-            assert error['error_name'] == 'NotEnoughHostsAvailable' and \
+            assert error['error_name'] == 'NotEnoughVolumeCapacity' and \
                 error['error_message'].startswith(REFUSAL), resp.text
         return body['name'], resp.status_code
 

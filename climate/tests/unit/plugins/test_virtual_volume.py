@@ -201,8 +201,9 @@ def test_the_409_says_what_is_free_and_from_when(env):
     answer = lease(env, 'second', volumes(20, count=2), start='2090-01-01 '
                    '01:00', end='2090-01-01 03:00', expect=409)
     message = answer['error_message']
-    assert answer['error_name'] == 'NotEnoughHostsAvailable'
-    assert message.startswith('Not enough hosts available'), message
+    assert answer['error_name'] == 'NotEnoughVolumeCapacity'
+    assert message.startswith('Not enough volume capacity available: '), \
+        message
     assert ('20 GB in at most 2 volume(s) asked on one pool from '
             '2090-01-01 01:00:00 to 2090-01-01 03:00:00 UTC; at most 10 GB '
             'free on one of the 1 reservable pool(s) matching (of those '

@@ -179,6 +179,18 @@ class HostNotInCloud(HostNotFound):
                "that name.")
 
 
+class HostNameEmpty(HostNotInCloud):
+    """A host create whose name is empty or blank: Blazar's 404 and
+    sentence (it asks Nova for that name), then what is wrong, whatever
+    the inventory (a static one asks no cloud)."""
+    msg_fmt = ("Host '%(host)s' not found! An empty name names no host: "
+               "give the host's name in \"name\".")
+
+    @property
+    def error_name(self):
+        return 'HostNotInCloud'
+
+
 class HostPropertyNotFound(NotFound):
     msg_fmt = ("%(property)s does not exist for resource type physical:host. "
                "No host has ever carried a property of that name.")

@@ -276,7 +276,7 @@ class Inventory:
                        'at most %d characters' % MAX_KEY)
         name = ref.strip()
         if not name:
-            raise exceptions.HostNotInCloud(host=ref)
+            raise exceptions.HostNameEmpty(host=ref)
         if self.backend.name == 'static':
             given = _static_facts(body)
             given.update(_ratios(body))

@@ -25,6 +25,11 @@ def body_limit_for_server(max_body):
     return 2 * max_body
 
 
+class CannotListen(Exception):
+    """The API's address cannot be bound: taken by another process, or
+    not an address of this machine."""
+
+
 class _Gateway(wsgi.Gateway_10):
     """cheroot's WSGI gateway, closing the connection after an answer to a
     chunked body the application did not read to its end.
@@ -68,7 +73,16 @@ class APIServer:
         # closed socket (ConnectionResetError).  Idle connections cost a
         # socket in a selector, not a thread, and expire after ``timeout``.
         self._server.keep_alive_conn_limit = KEEP_ALIVE_CONNECTIONS
-        self._server.prepare()
+        try:
+            self._server.prepare()
+        except OSError as exc:
+            # cheroot's text ends with the socket's own error, e.g.
+            # "[Errno 98] Address already in use)"
+            reason = str(exc).rsplit('] ', 1)[-1].rstrip(')') or str(exc)
+            raise CannotListen(
+                'cannot listen on %s:%s: %s; the address is [DEFAULT] host '
+                'and port of the configuration' % (host, port, reason)
+            ) from None
         self.host, self.port = self._server.bind_addr[:2]
 
     @classmethod

@@ -11,7 +11,6 @@ from oslo_config import cfg
 from oslo_log import log as logging
 
 from climate.api import app
-from climate.api import server
 from climate import cmd
 from climate.conf import api as api_conf
 from climate.db import migration
@@ -37,9 +36,11 @@ def main():
     cmd.refuse_noauth_exposed(CONF)
     migration.upgrade()
     rpc.init()
+    # bound before the manager starts: a taken port stops the process
+    # with nothing to wind down
+    api = cmd.listening(app.setup_app(), CONF)
     manager = manager_service.ManagerService()
     manager.start()
-    api = server.APIServer.from_conf(app.setup_app(), CONF)
     threading.Thread(target=api.serve_forever, daemon=True).start()
     LOG.info('Climate (embedded) ready on http://%s:%s, database %s',
              api.host, api.port, CONF.database.connection)

@@ -5,7 +5,6 @@ import threading
 from oslo_config import cfg
 
 from climate.api import app
-from climate.api import server
 from climate import cmd
 from climate import rpc
 from climate import service
@@ -19,7 +18,7 @@ def main():
     service.prepare()
     cmd.refuse_noauth_exposed(CONF)
     rpc.init()
-    api = server.APIServer.from_conf(app.setup_app(), CONF)
+    api = cmd.listening(app.setup_app(), CONF)
     thread = threading.Thread(target=api.serve_forever, daemon=True)
     thread.start()
     try:

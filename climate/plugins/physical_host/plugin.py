@@ -444,6 +444,8 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         usable = set(db_hosts.usable_hosts(ctx, matching))
         if len(usable) < count:
             later = 'never: only %d host(s) match' % len(usable)
+            outlook = 'Never %d: only %d host(s) match and are usable.' % (
+                count, len(usable))
         else:
             windows, _until = search_windows(
                 ctx, sorted(usable), count, end - start, start, limit=1,
@@ -451,6 +453,8 @@ class PhysicalHostPlugin(base.ResourcePlugin):
             when = windows[0]['start'] if windows else None
             later = ('from %s UTC' % common.fmt(when) if when else
                      'not within the calendar')
+            outlook = '%d would %sbe free for as long %s.' % (
+                count, '' if when else 'not ', later)
         notes = ''
         if len(usable) < len(set(matching)):
             notes += (' %d of them are down, disabled or not reservable.' %
@@ -461,11 +465,10 @@ class PhysicalHostPlugin(base.ResourcePlugin):
                       'try again.')
         return exceptions.NotEnoughHosts(
             reason='%s%d host(s) match the filters and %d of them are free '
-                   'from %s to %s UTC; %d needed. %d would be free for as '
-                   'long %s.%s' % (
+                   'from %s to %s UTC; %d needed. %s%s' % (
                        (what + ': ') if what else '', len(matching),
                        len(free), common.fmt(start), common.fmt(end), count,
-                       count, later, notes),
+                       outlook, notes),
             matching=len(matching), free=len(free),
             earliest_start=later)
 

@@ -169,7 +169,8 @@ def test_growing_and_shrinking_a_pending_reservation(env):
     resp = env.request('PUT', '/v1/leases/' + lease['id'], body={
         'reservations': [{'id': res_id, 'min': 4, 'max': 4}]})
     assert resp.status_int == 409
-    assert 'never: only 3 host(s) match' in resp.json['error_message']
+    assert '4 needed. Never 4: only 3 host(s) match and are usable.' in \
+        resp.json['error_message']
     assert env.snapshot() == before
 
 

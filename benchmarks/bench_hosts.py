@@ -130,8 +130,9 @@ def populate(db, hosts, allocations=ALLOCATIONS, seed=1):
 
 
 def allocated_span(db):
-    """``(first, last)`` as :func:`populate` returned them, read back
-    from a database it populated."""
+    """``(first, last)`` of a database :func:`populate` filled: the
+    first booking's start and a year after it (within a period of what
+    :func:`populate` returned, which a later run cannot know)."""
     first = db.scalar('SELECT min(start_date) FROM ledger_bookings')
     return first, first + YEAR
 

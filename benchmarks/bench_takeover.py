@@ -33,17 +33,15 @@ def _round(env, index):
                                    due + datetime.timedelta(seconds=2))[
         'id'])
     client.close()
-    connections, stopped_at, _ = procs.kill_holding_claims(
+    held, connections, stopped_at, _ = procs.kill_holding_claims(
         db, victim, time.monotonic() + 60, min_done=1)
     db.wait_sessions_gone(connections)
-    orphans = [row.id for row in db.query(
-        "SELECT id FROM events WHERE status = 'IN_PROGRESS' AND "
-        "claimed_by = :v", v=victim.manager_name)]
+    orphans = sorted(procs.left_by(db, victim.manager_name, held))
     delays = procs.wait_done(db, orphans, stopped_at, 120)
     cluster.start_managers(1)
     procs.wait_for(lambda: db.scalar(
         "SELECT count(*) FROM leases WHERE status = 'TERMINATED' AND "
-        "id IN (%s)" % ', '.join("'%s'" % i for i in ids)) == len(ids),
+        "id IN (%s)" % procs.sql_list(ids)) == len(ids),
         120, interval=0.1, message='round %d leases TERMINATED' % index)
     return ids, list(delays.values()), victim.manager_name
 

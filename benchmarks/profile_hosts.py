@@ -25,6 +25,8 @@ import re
 import sys
 import time
 
+import sqlalchemy as sa
+
 import bench_hosts
 import common
 from climate import context
@@ -34,7 +36,6 @@ from climate.db import migration
 from climate.db import models
 from climate.plugins.physical_host import plugin as host_plugin
 from climate.tests.functional import procs
-import sqlalchemy as sa
 
 FILTERS = dict((label.split(',')[0], expression)
                for label, expression in bench_hosts.FILTERS)

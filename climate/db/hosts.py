@@ -489,8 +489,6 @@ def _from_text(text):
     """A time of the near reads (:func:`_as_text`): ``YYYY-MM-DD
     HH:MM:SS[.ffffff]``, as MariaDB, PostgreSQL and SQLite write a naive
     timestamp."""
-    if isinstance(text, datetime.datetime):
-        return text
     return datetime.datetime.fromisoformat(text)
 
 

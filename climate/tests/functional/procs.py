@@ -956,15 +956,23 @@ def kill_holding_claims(db, manager, deadline, min_done=5):
         manager.resume()
 
 
-def ran_by(db, manager_name, event_ids):
-    """The events of ``event_ids`` whose action ``manager_name`` committed
-    (a noop action is written in its event's transaction)."""
-    if not event_ids:
+def sql_list(values):
+    """``values`` (ids, names: the tests' own, never a user's) as the
+    text of an SQL ``IN (...)`` list."""
+    return ', '.join("'%s'" % value for value in values)
+
+
+def left_by(db, manager_name, held):
+    """What a killed manager left of the claims it ``held`` (the ids
+    :func:`kill_holding_claims` returned): those whose action it never
+    committed (a noop action is written in its event's transaction).  Read
+    once its sessions are gone (:meth:`Database.wait_sessions_gone`)."""
+    if not held:
         return set()
-    ids = ', '.join("'%s'" % i for i in event_ids)
-    return {row.event_id for row in db.query(
+    ran = {row.event_id for row in db.query(
         'SELECT DISTINCT event_id FROM noop_actions WHERE manager = :m AND '
-        'event_id IN (%s)' % ids, m=manager_name)}
+        'event_id IN (%s)' % sql_list(held), m=manager_name)}
+    return set(held) - ran
 
 
 def wait_done(db, event_ids, since, timeout):
@@ -977,7 +985,7 @@ def wait_done(db, event_ids, since, timeout):
         assert time.monotonic() < deadline, (
             'events not DONE after %ds: %s' % (
                 timeout, sorted(set(event_ids) - set(done))))
-        ids = ', '.join("'%s'" % i for i in event_ids if i not in done)
+        ids = sql_list(i for i in event_ids if i not in done)
         now = time.monotonic()
         for (event_id,) in db.query(
                 "SELECT id FROM events WHERE status = 'DONE' AND id IN "
@@ -990,4 +998,4 @@ def wait_done(db, event_ids, since, timeout):
 def actions_by_manager(db, actions=('on_start', 'on_end')):
     return dict(db.query(
         'SELECT manager, count(*) FROM noop_actions WHERE action IN '
-        '(%s) GROUP BY manager' % ', '.join("'%s'" % a for a in actions)))
+        '(%s) GROUP BY manager' % sql_list(actions)))

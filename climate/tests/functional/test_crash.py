@@ -69,10 +69,10 @@ def test_killed_manager_claims_are_taken_over(climate):
     # found its heartbeat stale, and the test saw none.)
     sessions = db.wait_sessions_gone(connections, timeout=30)
     settled = time.monotonic() - stopped_at
-    left = held - procs.ran_by(db, victim.manager_name, held)
+    left = procs.left_by(db, victim.manager_name, held)
     orphans = {row.id: row for row in db.query(
-        'SELECT id, event_type FROM events WHERE id IN (%s)' % ', '.join(
-            "'%s'" % i for i in left))} if left else {}
+        'SELECT id, event_type FROM events WHERE id IN (%s)' %
+        procs.sql_list(left))} if left else {}
     assert orphans, 'the victim finished its claims before it died'
 
     # when each orphan is seen DONE, by the test's clock

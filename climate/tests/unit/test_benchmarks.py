@@ -30,6 +30,10 @@ def benchmarks():
         yield importlib.import_module('common')
     finally:
         sys.path.remove(os.path.abspath(BENCHMARKS))
+        # their top-level names (common, run, bulk...) are not left for
+        # another test's import to find
+        for name in MODULES:
+            sys.modules.pop(name, None)
 
 
 @pytest.mark.parametrize('name', MODULES)

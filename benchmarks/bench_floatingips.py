@@ -58,7 +58,7 @@ Then, in this process on the same database (no API, no RPC), the
 plugins' steps of a create, in a transaction rolled back: the
 network's registered addresses read (``floatingips.on_network``) and
 the whole placement (``_place``); the matching segments
-(``NetworkPlugin._matching``) and ``ledger.place``.
+(``NetworkPlugin._matching``) and ``slot_search.place``.
 
 Bounded: each series stops at its count or after ``SERIES_SECONDS``.
 """
@@ -77,7 +77,7 @@ import common
 from climate import context
 from climate.db import api as db_api
 from climate.db import floatingips as db_fips
-from climate.db import ledger
+from climate.db.ledger import windows
 from climate.db import models
 from climate.db import network_segments as db_segments
 from climate import exceptions
@@ -210,7 +210,7 @@ class Seeder:
         self.lrows.append(lease)
         self.rrows.append(res)
         self.samples.setdefault(rtype, (lid, rid))
-        level = ledger.span_level(start, end)
+        level = windows.span_level(start, end)
         for provider_id in providers:
             self.brows.append(dict(
                 id=next(self.ids), reservation_id=rid, lease_id=lid,

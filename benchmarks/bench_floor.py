@@ -37,7 +37,7 @@ import time
 
 import common
 import floor_servers
-from climate.manager import views
+from climate.lease import views
 from climate.tests.functional import procs
 
 ROUNDS = 20

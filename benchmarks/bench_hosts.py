@@ -24,7 +24,8 @@ import uuid
 
 import bulk
 import common
-from climate.db import ledger
+from climate.db.ledger import inventory
+from climate.db.ledger import windows as ledger_windows
 from climate.db import models
 from climate.tests.functional import procs
 
@@ -99,7 +100,7 @@ def populate(db, hosts, allocations=ALLOCATIONS, seed=1):
                                  if value.isdigit() else None))
         bulk.load(db, caps, rows)
         bulk.load(db, inv_table, [
-            dict(provider_id=str(i), provider_kind=ledger.COMPUTE_HOST,
+            dict(provider_id=str(i), provider_kind=inventory.COMPUTE_HOST,
                  resource_class=cls, total=total, reserved=0,
                  allocation_ratio=1.0, min_unit=1, max_unit=total,
                  step_size=1, **_ts(now))
@@ -162,7 +163,7 @@ def _allocate(rng, base, period, hosts, reservations, now, flush, lrows,
                                         'resource_properties': '',
                                         'before_end': 'default'},
             now, resource_id=rid))
-        level = ledger.span_level(start, end)
+        level = ledger_windows.span_level(start, end)
         for h in order[slot * HOSTS_PER_RESERVATION:
                        (slot + 1) * HOSTS_PER_RESERVATION]:
             arows.extend(dict(id=next(ids), reservation_id=rid,

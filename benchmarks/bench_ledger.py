@@ -14,13 +14,12 @@ the next year.  Measured, over random 4-hour windows of that year:
 - ``place``: 1 to 5 slots of 4 VCPU / 16 GiB / 80 GB, no affinity (the
   search's three statements, lock, re-check, insert, commit);
 - ``place`` with affinity (all on one host) and anti-affinity;
-- ``place_whole``: 1 to 3 hosts whole (free of any booking);
 - ``book``: explicit amounts on a named host (lock, re-check, insert);
-- the availability search's reads (``ledger.Outlook``, as
+- the availability search's reads (``availability.Outlook``, as
   ``POST /v1/instances/availability`` makes them): the three earliest
   windows, one after the other, for 1 to 20 slots for 1 to 48 hours from
   a random day of that year, with the inventories read by each search
-  (as ``ledger.earliest_start`` does) and handed over from a cache (as
+  (as ``availability.earliest_start`` does) and handed over from a cache (as
   the API does).
 """
 
@@ -32,7 +31,11 @@ import uuid
 import common
 from climate import context
 from climate.db import api as db_api
-from climate.db import ledger
+from climate.db.ledger import availability
+from climate.db.ledger import booking
+from climate.db.ledger import inventory
+from climate.db.ledger import slot_search
+from climate.db.ledger import windows as ledger_windows
 from climate.db import migration
 from climate.db import models
 from climate import exceptions
@@ -73,7 +76,7 @@ def populate(db, base, seed=1, names=None):
         for first in range(0, len(names), 2500):
             conn.execute(inv_table.insert(), [
                 dict(provider_id=name,
-                     provider_kind=ledger.COMPUTE_HOST, resource_class=cls,
+                     provider_kind=inventory.COMPUTE_HOST, resource_class=cls,
                      total=values['total'],
                      reserved=values.get('reserved', 0),
                      allocation_ratio=values.get('allocation_ratio', 1.0),
@@ -108,7 +111,7 @@ def populate(db, base, seed=1, names=None):
         rrows.append(common.reservation_row(rid, lid, 'virtual:instance',
                                             created=now, resource_id=rid))
         whole = j % WHOLE_EVERY == 0
-        level = ledger.span_level(start, end)
+        level = ledger_windows.span_level(start, end)
         for name in rng.sample(names, HOSTS_PER_RESERVATION):
             if whole:
                 amounts = usable
@@ -159,8 +162,8 @@ def _measure(label, ids, ask, base, seed):
         end = start + datetime.timedelta(hours=4)
         began = time.perf_counter()
         try:
-            ledger.run(context.admin_context(), ask(rng), res_id, lease_id,
-                       start, end)
+            booking.run(context.admin_context(), ask(rng), res_id, lease_id,
+                        start, end)
             ok = True
         except exceptions.Conflict:
             ok = False
@@ -181,30 +184,21 @@ def _place(affinity):
         count = rng.randint(1, 5)
 
         def call(session, res_id, lease_id, start, end):
-            return ledger.place(session, res_id, lease_id, SHAPE, count,
-                                start, end, affinity,
-                                kind=ledger.COMPUTE_HOST)
+            return slot_search.place(session, res_id, lease_id, SHAPE, count,
+                                     start, end, affinity,
+                                     kind=inventory.COMPUTE_HOST)
         return call
     return ask
-
-
-def _whole(rng):
-    count = rng.randint(1, 3)
-
-    def call(session, res_id, lease_id, start, end):
-        return ledger.place_whole(session, res_id, lease_id, count, start,
-                                  end)
-    return call
 
 
 def _book(rng):
     name = 'host-%05d' % rng.randrange(PROVIDERS)
     units = rng.randint(1, 4)
-    requests = [ledger.Request(name, cls, units * amount)
+    requests = [booking.Request(name, cls, units * amount)
                 for cls, amount in SHAPE.items()]
 
     def call(session, res_id, lease_id, start, end):
-        return ledger.book(session, res_id, lease_id, requests, start, end)
+        return booking.book(session, res_id, lease_id, requests, start, end)
     return call
 
 
@@ -215,8 +209,8 @@ def _availability(label, base, seed, cached):
     profiles = None
     if cached:
         with db_api.reader(ctx) as session:
-            profiles = ledger.inventory_profiles(
-                session, SHAPE, ledger.COMPUTE_HOST)
+            profiles = availability.inventory_profiles(
+                session, SHAPE, inventory.COMPUTE_HOST)
     times, windows = [], 0
     for i in range(WARMUP + SEARCHES):
         earliest = base + datetime.timedelta(days=rng.randint(0, 300))
@@ -225,8 +219,9 @@ def _availability(label, base, seed, cached):
         began = time.perf_counter()
         found = []
         with db_api.reader(ctx) as session:
-            outlook = ledger.Outlook(session, SHAPE, None,
-                                     ledger.COMPUTE_HOST, profiles=profiles)
+            outlook = availability.Outlook(session, SHAPE, None,
+                                           inventory.COMPUTE_HOST,
+                                           profiles=profiles)
             cursor = earliest
             while len(found) < 3:
                 when = outlook.earliest(amount, duration, cursor,
@@ -270,7 +265,6 @@ def run():
                 ('place 1-5 slots, no affinity', _place(None)),
                 ('place 1-5 slots, affinity', _place(True)),
                 ('place 1-5 slots, anti-affinity', _place(False)),
-                ('place 1-3 hosts whole', _whole),
                 ('book on a named host', _book))):
             results.append(_measure(label, _reservations(count, 'm%d' % n),
                                     ask, base, n))

@@ -24,7 +24,7 @@ import uuid
 import common
 from climate import context
 from climate.db import api as db_api
-from climate.db import ledger
+from climate.db.ledger import windows
 from climate.db import models
 from climate.manager import quotas
 from climate.tests.functional import procs
@@ -66,7 +66,7 @@ def populate(db, pools, now, seed=1):
                     lease_id=lease['id'], project_id=project,
                     provider_id=pool,
                     resource_class=cls, amount=amount, start_date=start,
-                    end_date=end, span_level=ledger.span_level(start, end)))
+                    end_date=end, span_level=windows.span_level(start, end)))
     with db.engine.begin() as conn:
         for table, batch in zip((models.Lease.__table__,
                                  models.Reservation.__table__,

@@ -26,7 +26,8 @@ import time
 import uuid
 
 import common
-from climate.db import ledger
+from climate.db.ledger import inventory
+from climate.db.ledger import windows
 from climate.db import models
 from climate.tests.functional import procs
 
@@ -98,13 +99,13 @@ def populate(db, now, seed=1):
                     id=str(uuid.uuid4()), reservation_id=res['id'],
                     lease_id=lease['id'], provider_id=host,
                     resource_class=cls, amount=amount, start_date=start,
-                    end_date=end, span_level=ledger.span_level(start, end)))
+                    end_date=end, span_level=windows.span_level(start, end)))
             count += 1
         if len(rows[0]) >= 5000:
             flush()
     flush()
     inventories = [dict(provider_id='host-%04d' % h,
-                        provider_kind=ledger.COMPUTE_HOST,
+                        provider_kind=inventory.COMPUTE_HOST,
                         resource_class=cls, total=total, reserved=0,
                         allocation_ratio=1.0, min_unit=1, max_unit=total,
                         step_size=1, created_at=now)

@@ -49,7 +49,7 @@ climate-all), sequential, with the lean client (``common.CLIENT``):
 
 Then, in this process on the same database (no API, no RPC), the
 plugin's two steps of a create: ``matching`` (the reservable pools read
-and filtered) and ``ledger.place`` (search, lock, re-check, insert), in a
+and filtered) and ``slot_search.place`` (search, lock, re-check, insert), in a
 transaction rolled back: where the create's time goes.
 
 Bounded: each series stops at its count or after ``SERIES_SECONDS``.
@@ -67,13 +67,14 @@ import time
 import types
 import uuid
 
-import requests
 import sqlalchemy as sa
 
 import common
 from climate import context
 from climate.db import api as db_api
-from climate.db import ledger
+from climate.db.ledger import inventory
+from climate.db.ledger import slot_search
+from climate.db.ledger import windows
 from climate.db import models
 from climate.db import volume_pools as db_pools
 from climate import exceptions
@@ -175,7 +176,7 @@ def populate(db, seed=1):
         conn.execute(models.VolumePool.__table__.insert(), rows)
         conn.execute(models.LedgerInventory.__table__.insert(), [
             dict(provider_id=db_pools.provider(pool_id),
-                 provider_kind=ledger.VOLUME_POOL, resource_class=cls,
+                 provider_kind=inventory.VOLUME_POOL, resource_class=cls,
                  total=total, reserved=0, allocation_ratio=1.0, min_unit=1,
                  max_unit=max(1, total), step_size=1, created_at=now,
                  updated_at=None)
@@ -229,7 +230,7 @@ def populate(db, seed=1):
         common.with_body(lease, [res])
         lrows.append(lease)
         rrows.append(res)
-        level = ledger.span_level(start, end)
+        level = windows.span_level(start, end)
         for cls, amount in sorted(volume_plugin.shape_of(params).items()):
             brows.append(dict(
                 id=next(ids), reservation_id=rid, lease_id=lid,
@@ -309,21 +310,8 @@ class Embedded:
             self.seeded = self.seed(self.database)
             self.cluster = procs.Cluster(self.workdir, config, port)
             proc = self.cluster._start('climate-all')
-            deadline = time.monotonic() + procs.START_TIMEOUT
-            while True:
-                if not proc.alive():
-                    raise RuntimeError('climate-all exited at start:\n%s' %
-                                       procs.tail(proc.log_path))
-                try:
-                    if requests.get(self.cluster.url + '/healthcheck',
-                                    timeout=2).status_code == 200:
-                        break
-                except requests.RequestException:
-                    pass
-                if time.monotonic() > deadline:
-                    raise RuntimeError('climate-all not answering:\n%s' %
-                                       procs.tail(proc.log_path))
-                time.sleep(0.2)
+            procs.wait_answering(proc.popen, self.cluster.url,
+                                 proc.log_path, 'climate-all')
         except BaseException:
             self.__exit__(*sys.exc_info())
             raise
@@ -469,11 +457,11 @@ def measure_inprocess(db, first, last, samples, seed):
                         providers = plugin.matching(ctx, params)
                         t1 = time.perf_counter()
                         try:
-                            ledger.place(
+                            slot_search.place(
                                 session, res_id, lease_id,
                                 volume_plugin.shape_of(params), 1, start,
                                 end, affinity=True, providers=providers,
-                                kind=ledger.VOLUME_POOL)
+                                kind=inventory.VOLUME_POOL)
                         except exceptions.Conflict:
                             refused += i >= WARMUP
                         t2 = time.perf_counter()
@@ -485,7 +473,7 @@ def measure_inprocess(db, first, last, samples, seed):
                     place_ms.append((t2 - t1) * 1000)
             print('  in-process, %s: matching %s' % (
                 label, common.summary(match_ms)))
-            print('    ledger.place (1 unit, %d refused) %s' % (
+            print('    slot_search.place (1 unit, %d refused) %s' % (
                 refused, common.summary(place_ms)))
     finally:
         db_api.get_engine().dispose()

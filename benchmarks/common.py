@@ -1,12 +1,14 @@
 """What every benchmark shares: a Climate on MariaDB + RabbitMQ, started
 as subprocesses with the functional tests' helpers, and the statistics."""
 
+import collections
 import contextlib
 import datetime
 import http.client
 import json
 import math
 import os
+import re
 import select
 import shutil
 import signal
@@ -22,7 +24,7 @@ import uuid
 import sqlalchemy as sa
 
 from climate.db import models
-from climate.manager import views
+from climate.lease import views
 from climate.tests.functional import procs
 
 ENGINE = os.environ.get('CLIMATE_BENCH_ENGINE', procs.MARIADB)
@@ -263,6 +265,45 @@ class LeanClient:
 
 
 # -- bulk rows ----------------------------------------------------------------
+
+class StatementTimer:
+    """Seconds spent in each kind of statement, from the engine's cursor
+    events (the database's answer and the driver's work on it)."""
+
+    def __init__(self, engine):
+        self.engine = engine
+        self.spent = collections.defaultdict(float)
+        self.count = collections.Counter()
+        self._began = {}
+        sa.event.listen(engine, 'before_cursor_execute', self._before)
+        sa.event.listen(engine, 'after_cursor_execute', self._after)
+
+    @staticmethod
+    def kind(statement):
+        words = re.sub(r'\s+', ' ', statement).strip()
+        return words[:90]
+
+    def _before(self, conn, cursor, statement, params, context, many):
+        self._began[id(cursor)] = time.perf_counter()
+
+    def _after(self, conn, cursor, statement, params, context, many):
+        began = self._began.pop(id(cursor), None)
+        if began is not None:
+            key = self.kind(statement)
+            self.spent[key] += time.perf_counter() - began
+            self.count[key] += 1
+
+    def reset(self):
+        self.spent.clear()
+        self.count.clear()
+
+    def report(self, runs, what='start'):
+        """Print each kind's milliseconds and count per one of ``runs``."""
+        print('SQL per %s, by statement (ms, count):' % what)
+        for key, spent in sorted(self.spent.items(), key=lambda kv: -kv[1]):
+            print('  %7.2f  %5.1f  %s' % (spent * 1000 / runs,
+                                          self.count[key] / runs, key))
+
 
 def lease_row(lid, name, start, end, project='bench', created=None,
               status='PENDING', user='bench-user'):

@@ -18,10 +18,8 @@ first words), so that a figure of ``run.py hosts`` can be taken apart.
 """
 
 import argparse
-import collections
 import datetime
 import random
-import re
 import sys
 import time
 
@@ -30,11 +28,11 @@ import sqlalchemy as sa
 import bench_hosts
 import common
 from climate import context
-from climate import dates
 from climate.db import api as db_api
 from climate.db import migration
 from climate.db import models
 from climate.plugins.physical_host import plugin as host_plugin
+from climate.plugins import values
 from climate.tests.functional import procs
 
 FILTERS = dict((label.split(',')[0], expression)
@@ -43,38 +41,6 @@ FILTERS = dict((label.split(',')[0], expression)
 
 class _Rollback(Exception):
     pass
-
-
-class StatementTimer:
-    """Seconds spent in each kind of statement, from the engine's cursor
-    events (the database's answer and the driver's work on it)."""
-
-    def __init__(self, engine):
-        self.engine = engine
-        self.spent = collections.defaultdict(float)
-        self.count = collections.Counter()
-        self._began = {}
-        sa.event.listen(engine, 'before_cursor_execute', self._before)
-        sa.event.listen(engine, 'after_cursor_execute', self._after)
-
-    @staticmethod
-    def kind(statement):
-        words = re.sub(r'\s+', ' ', statement).strip()
-        return words[:90]
-
-    def _before(self, conn, cursor, statement, params, context, many):
-        self._began[id(cursor)] = time.perf_counter()
-
-    def _after(self, conn, cursor, statement, params, context, many):
-        began = self._began.pop(id(cursor), None)
-        if began is not None:
-            key = self.kind(statement)
-            self.spent[key] += time.perf_counter() - began
-            self.count[key] += 1
-
-    def reset(self):
-        self.spent.clear()
-        self.count.clear()
 
 
 def main(argv):
@@ -110,7 +76,7 @@ def main(argv):
             print('%d hosts, %d allocations on %s: populated in %.1f s' % (
                 hosts, allocations, common.ENGINE,
                 time.monotonic() - began))
-        timer = StatementTimer(db_api.get_engine())
+        timer = common.StatementTimer(db_api.get_engine())
         plugin = host_plugin.PhysicalHostPlugin()
         ctx = context.admin_context()
         params = {'resource_properties': FILTERS[args.filter],
@@ -125,12 +91,15 @@ def main(argv):
                                            // 60)))
             end = start + datetime.timedelta(hours=4)
             wall, cpu = time.perf_counter(), time.process_time()
-            lease = {'id': 'l-%d' % n,
-                     'start_date': start.strftime(dates.OUTPUT_FORMAT),
-                     'end_date': end.strftime(dates.OUTPUT_FORMAT)}
-            lease_row = common.lease_row(lease['id'], 'p-%d' % n, start, end)
+            lease_row = common.lease_row('l-%d' % n, 'p-%d' % n, start, end)
+            lease = values.Lease(
+                id=lease_row['id'], name=lease_row['name'],
+                project_id=lease_row['project_id'],
+                user_id=lease_row['user_id'], trust_id=None,
+                status=lease_row['status'], lease_type=None,
+                start_date=start, end_date=end)
             reservation_row = common.reservation_row(
-                'r-%d' % n, lease['id'], host_plugin.RESOURCE_TYPE)
+                'r-%d' % n, lease.id, host_plugin.RESOURCE_TYPE)
             try:
                 with db_api.writer(ctx) as session:
                     session.execute(sa.insert(models.Lease), [lease_row])
@@ -149,11 +118,7 @@ def main(argv):
                   args.filter, len(matching),
                   common.percentile(walls, 50), common.percentile(walls, 90),
                   common.percentile(cpus, 50)))
-        print('SQL per allocation, by statement (ms, count):')
-        for key, spent in sorted(timer.spent.items(), key=lambda kv: -kv[1]):
-            print('  %7.2f  %5.1f  %s' % (spent * 1000 / len(walls),
-                                          timer.count[key] / len(walls),
-                                          key))
+        timer.report(len(walls), 'allocation')
     finally:
         db_api.get_engine().dispose()
         if args.keep:

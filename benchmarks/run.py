@@ -1,7 +1,7 @@
 """Climate benchmarks: python benchmarks/run.py [post] [list] [lag] [hosts]
 [instances] [volumes]
 [floatingips] [stacks] [floor] [ledger] [takeover] [usage] [quotas]
-[retries] [galera]
+[retries] [galera] [power]
 
 or python benchmarks/run.py ab <git ref> [noop] [host] [--rounds N]
 [--per-round N] [--hosts N] [--new <git ref>]: the working tree (or the
@@ -13,16 +13,19 @@ new/old (bench_ab.py; ``ab HEAD`` checks the benchmark itself: about
 path uses it.  ``ab`` takes the rest of the command line and is not run
 when no benchmark is named.
 
-``hosts`` and ``lag``, named first, take sizes: ``hosts
+``hosts``, ``lag`` and ``power``, named first, take sizes: ``hosts
 100000:1000000`` (hosts:future allocations; by default 1,000 and 10,000
 hosts with 100,000), ``lag 10000:4`` (leases due in the same second:managers;
-only the bursts).
+only the bursts), ``power 1000:60`` (hosts:days; by default 200 hosts over
+30 days).
 
 Each benchmark starts its own climate-api (2 threads) and climate-manager
 processes on a fresh MariaDB database and RabbitMQ vhost (the functional
 tests' helpers, climate/tests/functional/procs.py) and prints its figures
-against the targets.  (``ledger`` measures the capacity ledger's
-functions in-process on a fresh database, without API or manager.)
+against the targets.  (``power`` simulates the power plan over a
+synthetic lease trace in-process, with no services at all; ``ledger``
+measures the capacity ledger's functions in-process on a fresh
+database, without API or manager.)
 CLIMATE_BENCH_ENGINE=postgresql runs on PostgreSQL (``volumes`` and
 ``floatingips`` also take sqlite: climate-all, the embedded default, on a
 SQLite file);
@@ -53,6 +56,7 @@ import bench_ledger  # noqa: E402
 import bench_lag  # noqa: E402
 import bench_list  # noqa: E402
 import bench_post  # noqa: E402
+import bench_power  # noqa: E402
 import bench_quotas  # noqa: E402
 import bench_retries  # noqa: E402
 import bench_stacks  # noqa: E402
@@ -70,10 +74,12 @@ BENCHMARKS = {'post': bench_post.run, 'list': bench_list.run,
               'floor': bench_floor.run, 'ledger': bench_ledger.run,
               'takeover': bench_takeover.run, 'usage': bench_usage.run,
               'quotas': bench_quotas.run, 'retries': bench_retries.run,
-              'galera': bench_galera.run, 'ab': bench_ab.run}
+              'galera': bench_galera.run, 'power': bench_power.run,
+              'ab': bench_ab.run}
 #: the benchmarks that take the rest of the command line as arguments
-#: when named first (``hosts 100000:1000000``, ``lag 10000:4``)
-WITH_ARGUMENTS = ('ab', 'hosts', 'lag')
+#: when named first (``hosts 100000:1000000``, ``lag 10000:4``,
+#: ``power 1000:60``)
+WITH_ARGUMENTS = ('ab', 'hosts', 'lag', 'power')
 #: named only: it needs a git ref
 NAMED_ONLY = ('ab',)
 

@@ -105,6 +105,12 @@ def format(value):
     return value.isoformat(timespec='microseconds')
 
 
+def parse_output(text):
+    """The date :func:`format` rendered as ``text`` (a view's date read
+    back where only the view is at hand)."""
+    return datetime.datetime.strptime(text, OUTPUT_FORMAT)
+
+
 def format_timestamp(value):
     """Render a row's ``created_at`` or ``updated_at`` as Blazar does
     (``2030-01-31 12:00:00``): its models print these two themselves,

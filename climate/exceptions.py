@@ -289,7 +289,7 @@ class CantAddExtraCapability(Conflict):
 class CapacityRefusal(Exception):
     """Mixed into the errors of a well-formed request that does not fit
     now and may fit later (capacity taken over its window): what a
-    ``with_retries`` lease waits on (``climate.manager.retries``)."""
+    ``with_retries`` lease waits on (``climate.manager.workers.retries``)."""
 
 
 class NotEnoughHosts(CapacityRefusal, Conflict):

@@ -1,5 +1,6 @@
 """The policy enforcer (oslo.policy), with Climate's rules registered."""
 
+import ast
 import functools
 import inspect
 import threading
@@ -55,6 +56,42 @@ def _argspec_of(function):
 if getattr(_checks, 'inspect', None) is inspect:
     _checks.inspect = types.SimpleNamespace(
         getfullargspec=lambda f: _argspec_of(getattr(f, '__func__', f)))
+
+
+# oslo.policy's generic checks (``project_id:%(project_id)s``) read their
+# left side with ast.literal_eval on every check.  CPython 3.11 before
+# 3.11.8 can fail a compile() run by two threads at once ("SystemError: AST
+# constructor recursion depth mismatch", CPython gh-106905; seen as a 500
+# from climate-api's request threads).  Those sides are the rules' own
+# constants: each is read once, one at a time, and its answer kept.
+_LITERAL_LOCK = threading.Lock()
+#: text -> ``(True, value)``, or ``(False, None)`` where literal_eval
+#: raises ValueError (not a literal: a name to look up in the credentials)
+_LITERALS = {}
+#: the rules' sides are few; a policy file is the operator's, still bounded
+MAX_LITERALS = 1024
+
+
+def _literal_eval(text):
+    try:
+        readable, value = _LITERALS[text]
+    except KeyError:
+        with _LITERAL_LOCK:
+            if text not in _LITERALS:
+                if len(_LITERALS) >= MAX_LITERALS:
+                    _LITERALS.clear()
+                try:
+                    _LITERALS[text] = True, ast.literal_eval(text)
+                except ValueError:
+                    _LITERALS[text] = False, None
+            readable, value = _LITERALS[text]
+    if not readable:
+        raise ValueError('%r is not a literal' % (text,))
+    return value
+
+
+if getattr(_checks, 'ast', None) is ast:
+    _checks.ast = types.SimpleNamespace(literal_eval=_literal_eval)
 
 
 def get_enforcer():

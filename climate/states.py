@@ -18,7 +18,7 @@ UPDATING = 'UPDATING'
 TERMINATING = 'TERMINATING'
 TERMINATED = 'TERMINATED'
 ERROR = 'ERROR'
-# lease types (microversion 1.11, climate.manager.lease_types): states of
+# lease types (microversion 1.11, climate.lease.types): states of
 # the seeds' promises, each shown to clients older than 1.11 as the Blazar
 # state of BLAZAR_EQUIVALENT
 #: a scheduled lease before its start (PENDING for other leases)

@@ -21,6 +21,35 @@ function install_climate {
 }
 
 
+# Horizon's enabled folder of this cloud's local settings.
+function _climate_dashboard_enabled_dir {
+    echo "$CLIMATE_HORIZON_DIR/openstack_dashboard/local/enabled"
+}
+
+
+# The dashboard extra into Climate's install, and Climate's panels into
+# Horizon: links, so that a change to the checkout shows at Horizon's next
+# start (devstack collects and compresses Horizon's static files after the
+# plugins' install phase).
+function install_climate_dashboard {
+    setup_develop "$CLIMATE_DIR" dashboard
+    local enabled
+    enabled=$(_climate_dashboard_enabled_dir)
+    mkdir -p "$enabled"
+    ln -sf "$CLIMATE_DIR"/climate/dashboard/enabled/_6*.py "$enabled/"
+}
+
+
+function cleanup_climate_dashboard {
+    local enabled
+    enabled=$(_climate_dashboard_enabled_dir)
+    local file
+    for file in "$CLIMATE_DIR"/climate/dashboard/enabled/_6*.py; do
+        rm -f "$enabled/$(basename "$file")"
+    done
+}
+
+
 # Where clients reach the API (the catalog entry without its /v1).
 function _climate_api_url {
     if [[ "$CLIMATE_USE_UWSGI" == "True" ]]; then
@@ -181,6 +210,10 @@ if is_service_enabled climate-api climate-manager; then
     if [[ "$1" == "stack" && "$2" == "install" ]]; then
         echo_summary "Installing Climate"
         install_climate
+        if [[ "$CLIMATE_DASHBOARD" == "True" ]]; then
+            echo_summary "Installing Climate's Horizon plugin"
+            install_climate_dashboard
+        fi
     elif [[ "$1" == "stack" && "$2" == "post-config" ]]; then
         echo_summary "Configuring Climate"
         configure_climate
@@ -200,6 +233,9 @@ if is_service_enabled climate-api climate-manager; then
 
     if [[ "$1" == "clean" ]]; then
         cleanup_climate
+        if [[ "$CLIMATE_DASHBOARD" == "True" ]]; then
+            cleanup_climate_dashboard
+        fi
     fi
 fi
 

@@ -86,10 +86,11 @@ def _submit(name, function, *args):
 
 
 def running_checks():
-    """How many check threads are running (for tests and operators)."""
+    """The names of the checks whose thread is still running (for tests
+    and operators)."""
     with _LOCK:
-        return sum(1 for check in _RUNNING.values()
-                   if not check.done.is_set())
+        return sorted(name for name, check in _RUNNING.items()
+                      if not check.done.is_set())
 
 
 def run_checks(rpcapi, timeout):

@@ -18,9 +18,12 @@ RATE_FIELDS = ('currency', 'lease_fee', 'hourly', 'advance_premium')
 
 
 class ShowBill(lister.Lister):
-    """The bill of a period: what each lease consumed before now, by
-    class, priced by the rate table, and a fee per lease started in it.
-    The total goes to standard error."""
+    """Show the bill of a period, priced by the rate table.
+
+    What each lease consumed before now, by class, priced by the rate
+    table, and a fee per lease started in the period.  The total goes to
+    standard error.
+    """
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -54,8 +57,10 @@ class ShowRates(show.ShowOne):
 
 
 class SetRates(show.ShowOne):
-    """Replace the rate table (administrators) with a JSON object, from a
-    file or given inline."""
+    """Replace the rate table (administrators).
+
+    The new table is a JSON object, read from a file or given inline.
+    """
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)

@@ -14,8 +14,10 @@ SHOW_FIELDS = ('id', 'floating_ip_address', 'floating_network_id',
 
 
 class CreateFloatingIP(show.ShowOne):
-    """Register a floating IP address of an external network for
-    reservations."""
+    """Register a floating IP address for reservations.
+
+    The address belongs to an external network, named by its id.
+    """
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)

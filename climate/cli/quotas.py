@@ -38,8 +38,10 @@ def _limit(text):
 
 
 class ListQuotas(lister.Lister):
-    """List the projects with limits of their own, with the defaults
-    first (administrators)."""
+    """List the projects with limits of their own (administrators).
+
+    The defaults come first, as the (defaults) row.
+    """
 
     def take_action(self, args):
         answer = common.client_of(self).quotas.list()
@@ -49,8 +51,10 @@ class ListQuotas(lister.Lister):
 
 
 class ShowQuota(show.ShowOne):
-    """Show a project's limits on leases (its own over the defaults) and
-    what it holds against them."""
+    """Show a project's limits on leases and what it holds against them.
+
+    The project's own limits are shown over the defaults.
+    """
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -63,8 +67,10 @@ class ShowQuota(show.ShowOne):
 
 
 class SetQuota(show.ShowOne):
-    """Set some of a project's limits (administrators); -1 is no limit,
-    'default' gives a field its default again."""
+    """Set some of a project's limits (administrators).
+
+    -1 is no limit; 'default' gives a field its default again.
+    """
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)

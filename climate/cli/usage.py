@@ -54,9 +54,11 @@ class ShowUsage(lister.Lister):
 
 
 class ShowCapacityUsage(lister.Lister):
-    """Reserved against reservable capacity by class, step by step
-    (administrators): the peak reserved at one instant of each step, the
-    resource-hours reserved and their share of the reservable ones."""
+    """Compare reserved with reservable capacity by class (administrators).
+
+    Step by step: the peak reserved at one instant of each step, the
+    resource-hours reserved and their share of the reservable ones.
+    """
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)

@@ -12,6 +12,8 @@ from climate.conf import manager
 from climate.conf import networks
 from climate.conf import outages
 from climate.conf import paths
+from climate.conf import power
+from climate.conf import power_backends
 from climate.conf import quotas
 from climate.conf import stacks
 from climate.conf import volumes
@@ -19,7 +21,7 @@ from climate.conf import webhooks
 
 CONF = cfg.CONF
 
-for _module in (paths, api, manager, clients, hosts, outages,
-                volumes, floatingips, networks, stacks, webhooks, quotas,
-                leases, galera):
+for _module in (paths, api, manager, clients, hosts, power, power_backends,
+                outages, volumes, floatingips, networks, stacks, webhooks,
+                quotas, leases, galera):
     _module.register_opts(CONF)

@@ -1,6 +1,7 @@
 """Options of the lease types (``[leases]``, microversion 1.11): how a
-``with_retries`` lease waits for capacity (``climate.manager.retries``),
-how long a ``best_effort`` lease hunts hosts (``climate.manager.hunts``)."""
+``with_retries`` lease waits for capacity
+(``climate.manager.workers.retries``), how long a ``best_effort`` lease
+hunts hosts (``climate.manager.workers.hunts``)."""
 
 from oslo_config import cfg
 
@@ -40,7 +41,7 @@ leases_opts = [
                help='Seconds a best_effort lease may spend freeing hosts '
                     "of other projects' servers (IN_PROGRESS) before it "
                     'gives up: TIMEDOUT, every host it took given back '
-                    '(climate.manager.hunts).'),
+                    '(climate.manager.workers.hunts).'),
     cfg.IntOpt('hunt_poll_interval', default=10, min=1,
                help='Seconds between two looks of a manager for a '
                     'best_effort lease to hunt hosts for (a create wakes '

@@ -27,6 +27,14 @@ manager_opts = [
                     'a lease asks for one with before_end_date.'),
     cfg.IntOpt('event_claim_batch', default=50, min=1,
                help='How many due events a manager claims at once.'),
+    cfg.IntOpt('event_batch_size', default=50, min=1,
+               help='At most this many claimed events run in one '
+                    'transaction when no plugin of their leases acts in '
+                    'a cloud (noop, the static back-ends): a burst of '
+                    'leases due together starts in a few commits rather '
+                    'than one each.  Events of leases acting in a cloud, '
+                    'and every event of a batch that failed, run one to '
+                    'a transaction.  1: each event alone.'),
     cfg.IntOpt('event_claim_ttl', default=60, min=5,
                help='Seconds a claim on an event lasts.  The claims of a '
                     'crashed manager are taken over when its heartbeat '

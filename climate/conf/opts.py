@@ -15,13 +15,16 @@ from climate.conf import manager
 from climate.conf import networks
 from climate.conf import outages
 from climate.conf import paths
+from climate.conf import power
+from climate.conf import power_backends
 from climate.conf import quotas
 from climate.conf import stacks
 from climate.conf import volumes
 from climate.conf import webhooks
 
-_MODULES = [paths, api, manager, clients, hosts, outages, volumes,
-            floatingips, networks, stacks, webhooks, quotas, leases, galera]
+_MODULES = [paths, api, manager, clients, hosts, power, power_backends,
+            outages, volumes, floatingips, networks, stacks, webhooks, quotas,
+            leases, galera]
 
 DEFAULT_SQLITE = 'sqlite:///$state_path/climate.sqlite'
 

@@ -203,6 +203,20 @@ def lease_get(ctx, lease_id, project_id=None, for_update=False):
     return lease
 
 
+def leases_locked(ctx, lease_ids):
+    """The leases of ``lease_ids`` that exist, locked until the
+    transaction ends, with their reservations and events (one query
+    each, however many leases): the rows a batch of events needs.
+
+    Locked in id order, as :func:`climate.db.lease_json.refresh` and any
+    other batch lock them, so that two of them wait for each other rather
+    than deadlock."""
+    with reader(ctx) as session:
+        return _lease_query(session).filter(
+            models.Lease.id.in_(sorted(set(lease_ids)))).order_by(
+            models.Lease.id).with_for_update().populate_existing().all()
+
+
 SORT_KEYS = ('created_at', 'name', 'start_date', 'end_date', 'status', 'id')
 
 
@@ -360,7 +374,7 @@ def lease_records(values, reservations, events):
     """The rows a new lease will be written as, complete with their
     defaults (ids, timestamps), as read-only records with the attributes
     of the models (``lease.reservations``, ``lease.events``), for
-    ``climate.manager.views`` and :func:`lease_insert`."""
+    ``climate.lease.views`` and :func:`lease_insert`."""
     lease = _complete_row(models.Lease.__table__, values)
     return types.SimpleNamespace(
         reservations=[types.SimpleNamespace(**_complete_row(
@@ -392,7 +406,7 @@ def lease_project(session, lease_id):
 def lease_insert(ctx, records, body):
     """Insert a lease with its reservations and events (``records`` from
     :func:`lease_records`) and ``body``, its listing's JSON text as
-    ``climate.manager.views`` renders the records.
+    ``climate.lease.views`` renders the records.
 
     Core inserts, not the ORM unit of work: this is the hot path of every
     create.  Must run inside the caller's writer transaction so that plugin
@@ -446,11 +460,33 @@ def reservations_flagged(ctx, resource_type):
                 models.Reservation.id))]
 
 
+def resource_types_of(ctx, lease_ids):
+    """``{lease id: resource types of its reservations not deleted}``
+    (one statement; a lease without any is left out)."""
+    found = {}
+    if not lease_ids:
+        return found
+    with reader(ctx) as session:
+        rows = session.execute(sa.select(
+            models.Reservation.lease_id,
+            models.Reservation.resource_type).where(
+            models.Reservation.lease_id.in_(sorted(set(lease_ids))),
+            models.Reservation.status != states.RES_DELETED).distinct())
+        for lease_id, resource_type in rows:
+            found.setdefault(lease_id, set()).add(resource_type)
+    return found
+
+
+#: The part of a lease a plugin's periodic pass needs (the attributes of
+#: ``climate.plugins.values.Lease`` it reads).
+LeaseRef = collections.namedtuple('LeaseRef', 'id project_id trust_id')
+
+
 def pending_reservations(ctx, resource_type):
     """``(lease, reservation)`` of the pending reservations of
-    ``resource_type`` in pending leases: ``lease`` is ``dict(id,
-    project_id, trust_id)``, ``reservation`` its parameters with ``id``
-    and ``status`` (one statement)."""
+    ``resource_type`` in pending leases: ``lease`` a :data:`LeaseRef`,
+    ``reservation`` its parameters with ``id`` and ``status`` (one
+    statement)."""
     return _reservations_in(ctx, resource_type, states.RES_PENDING,
                             states.LEASE_NOT_STARTED)
 
@@ -474,7 +510,7 @@ def _reservations_in(ctx, resource_type, status, lease_statuses):
                    models.Reservation.status == status,
                    models.Lease.status.in_(lease_statuses))
             .order_by(models.Reservation.id))
-        return [({'id': lease_id, 'project_id': project, 'trust_id': trust},
+        return [(LeaseRef(lease_id, project, trust),
                  dict(params or {}, id=res_id, status=status))
                 for res_id, status, params, lease_id, project, trust
                 in rows]
@@ -524,6 +560,97 @@ def flush(ctx):
         except db_exc.DBDuplicateEntry as e:
             raise exceptions.Conflict(reason='duplicate %s' % (
                 ', '.join(e.columns or []) or 'value'))
+
+
+def _column_changes(obj):
+    """``((attribute, new value), ...)`` of what changed on a loaded row,
+    in the mapper's column order."""
+    state = sa.inspect(obj)
+    # the attributes set since the load, without computing the history
+    # of the others
+    unmodified = state.unmodified
+    changes = []
+    for attr in state.mapper.column_attrs:
+        if attr.key in unmodified:
+            continue
+        # (not state.attrs: building it costs more than the history)
+        added = orm.attributes.get_history(obj, attr.key).added
+        if added:
+            changes.append((attr.key, added[0]))
+    return tuple(changes)
+
+
+def _grouping_key(cls, changes, obj):
+    """Rows with the same class and changes share one UPDATE; a change
+    that cannot be compared as a key (a JSON value) keeps its row
+    alone."""
+    try:
+        key = (cls, changes)
+        hash(key)
+        return key
+    except TypeError:
+        return (cls, id(obj))
+
+
+def write_in_bulk(ctx, objects):
+    """Write what changed on the loaded rows ``objects`` (leases,
+    reservations, events), set-based: one UPDATE per table and set of new
+    values, where a flush writes each row with a statement of its own (a
+    batch of starts makes the same change to every lease, every event and
+    every reservation: three statements).  ``updated_at`` is stamped as a
+    flush stamps it.  The rows then hold what was written as their
+    committed state, so the commit's flush writes them no more; the
+    bodies of their leases are re-rendered at the commit
+    (:func:`climate.db.lease_json.changed`).  Returns how many UPDATEs
+    were run."""
+    groups = {}
+    for obj in objects:
+        state = sa.inspect(obj)
+        if not state.persistent or not state.modified:
+            continue
+        changes = _column_changes(obj)
+        if changes:
+            key = _grouping_key(type(obj), changes, obj)
+            groups.setdefault(key, (type(obj), dict(changes), []))[
+                2].append(obj)
+    if not groups:
+        return 0
+    stamp = models.now()
+    with writer(ctx) as session:
+        # the connection's execute: no autoflush of the changes written
+        # here
+        connection = session.connection()
+        touched = set()
+        for cls, values, rows in groups.values():
+            mapper = sa.inspect(cls)
+            if 'updated_at' in mapper.column_attrs:
+                values.setdefault('updated_at', stamp)
+            table = cls.__table__
+            connection.execute(sa.update(table).where(
+                table.c.id.in_(sorted(row.id for row in rows))).values(
+                {mapper.column_attrs[key].columns[0]: value
+                 for key, value in values.items()}))
+            for row in rows:
+                for name, value in values.items():
+                    orm.attributes.set_committed_value(row, name, value)
+                touched.add(row.id if cls is models.Lease else row.lease_id)
+        lease_json.changed(session, touched)
+    return len(groups)
+
+
+def detach(ctx, leases):
+    """Take loaded ``leases``, their reservations and events, out of the
+    transaction once :func:`write_in_bulk` wrote what changed on them
+    (and nothing changed since): the commit's flush would otherwise walk
+    each of their rows again (written, they still count as modified).
+    What they show stays readable.  A lease whose collections changed
+    (an event added or removed) stays, for the flush to write."""
+    with writer(ctx) as session:
+        for lease in leases:
+            if lease in session and not any(
+                    orm.attributes.get_history(lease, rel.key).has_changes()
+                    for rel in sa.inspect(lease).mapper.relationships):
+                session.expunge(lease)
 
 
 def leases_with_spent_trust(ctx, limit=100):
@@ -692,12 +819,44 @@ def events_claim(ctx, owner, token, now, batch, ttl, run_order=None,
     return ids
 
 
+@retry_on_deadlock
+def events_unclaim(ctx, token, event_ids, due):
+    """Give back the claims of ``token`` on ``event_ids`` that it still
+    holds: UNDONE again, due at ``due``; returns how many.  (A claim that
+    was released meanwhile is someone else's now: untouched.)"""
+    if not event_ids:
+        return 0
+    with writer(ctx) as session:
+        held = sa.and_(models.Event.id.in_(sorted(set(event_ids))),
+                       models.Event.status == states.IN_PROGRESS,
+                       models.Event.claim_token == token)
+        leases = set(session.scalars(sa.select(models.Event.lease_id).where(
+            held).with_for_update()))
+        done = session.execute(sa.update(models.Event).where(held).values(
+            status=states.UNDONE, due_at=due, claimed_by=None,
+            claim_token=None)).rowcount
+        # the events show UNDONE again
+        lease_json.changed(session, leases)
+        return done
+
+
 def event_get(ctx, event_id, for_update=False):
     with reader(ctx) as session:
         query = session.query(models.Event).filter_by(id=event_id)
         if for_update:
             query = query.with_for_update().populate_existing()
         return query.one_or_none()
+
+
+def events_locked(ctx, event_ids):
+    """``{id: event}`` of the events of ``event_ids`` that exist, locked
+    (in id order) and read fresh: a batch checks each claim under its
+    event's row lock, as :func:`event_get` does for one."""
+    with reader(ctx) as session:
+        rows = session.query(models.Event).filter(
+            models.Event.id.in_(sorted(set(event_ids)))).order_by(
+            models.Event.id).with_for_update().populate_existing().all()
+    return {row.id: row for row in rows}
 
 
 def events_in_progress(ctx, lease_id):
@@ -708,8 +867,34 @@ def events_in_progress(ctx, lease_id):
 
 # -- noop plugin -------------------------------------------------------------
 
+#: ``session.info`` key of the noop rows a batch's transaction writes
+#: at its commit (:func:`gather_records`).
+_GATHERED = 'climate.gathered_noop_actions'
+
+
+def gather_records(ctx):
+    """From now on in this transaction, the plugins' records (the noop
+    plugin's rows) are written together just before it commits: a batch
+    of events writes one statement rather than one per event.  Only for
+    a transaction without savepoints around a plugin's call (a batch of
+    events): a savepoint rolled back would not take its records back."""
+    with writer(ctx) as session:
+        session.info.setdefault(_GATHERED, [])
+
+
+@sa.event.listens_for(orm.Session, 'before_commit')
+def _write_gathered(session):
+    rows = session.info.pop(_GATHERED, None)
+    if rows:
+        session.connection().execute(_INSERT_NOOP_ACTION, rows)
+
+
 def noop_action_record(ctx, **values):
     with writer(ctx) as session:
+        gathered = session.info.get(_GATHERED)
+        if gathered is not None:
+            gathered.append(dict(values, created_at=models.now()))
+            return
         # Core, not the unit of work: it runs in every event's transaction
         session.connection().execute(_INSERT_NOOP_ACTION, values)
 

@@ -4,7 +4,7 @@ of ended leases), summed by lease and class."""
 
 import sqlalchemy as sa
 
-from climate.db import ledger
+from climate.db.ledger import windows
 from climate.db import models
 from climate.db import usage as db_usage
 
@@ -45,11 +45,11 @@ def consumed(session, start, end, project_id=None):
         Lease, Lease.id == Res.lease_id)
     if project_id is None:
         # every project: the ledger's window, level by level
-        live = live.where(ledger.window(start, end))
+        live = live.where(windows.window(start, end))
     else:
         live = live.where(
             Book.project_id == project_id,
-            Book.start_date > ledger.started_after(session, start),
+            Book.start_date > windows.started_after(session, start),
             Book.start_date < end, Book.end_date > start)
     live = live.group_by(Lease.project_id, Lease.id, Lease.name,
                          Lease.created_at, Lease.start_date,

@@ -25,7 +25,7 @@ import sqlalchemy as sa
 from climate import dates
 from climate.db import api as db_api
 from climate.db import inventory_versions
-from climate.db import ledger
+from climate.db.ledger import inventory
 from climate.db import models
 from climate.db import row_providers
 from climate import exceptions
@@ -34,7 +34,7 @@ FloatingIP = models.FloatingIP
 Book = models.LedgerBooking
 
 FLOATING_IP = 'FLOATING_IP'
-KIND = ledger.FLOATINGIP
+KIND = inventory.FLOATINGIP
 _ROWS = row_providers.RowProviders(KIND, FloatingIP)
 PREFIX = _ROWS.prefix
 #: The ledger provider id of a row id.
@@ -108,8 +108,8 @@ def fip_create(ctx, values):
                                 if k in FIELDS})
             session.add(row)
             session.flush()
-            ledger.set_inventory(session, provider(row.id), KIND,
-                                 {FLOATING_IP: {'total': 1}})
+            inventory.set_inventory(session, provider(row.id), KIND,
+                                    {FLOATING_IP: {'total': 1}})
             inventory_versions.bump(session, KIND)
             return fip_dict(row)
     except db_exc.DBDuplicateEntry:
@@ -147,7 +147,7 @@ def fip_delete(ctx, fip_id):
     with db_api.writer(ctx) as session:
         row = _row(session, fip_id, for_update=True)
         try:
-            ledger.delete_provider(session, provider(row.id))
+            inventory.delete_provider(session, provider(row.id))
         except exceptions.Conflict as exc:
             # the ledger's "provider <id> is booked until ..., by ..."
             booked = str(exc.kwargs.get('reason')).replace(

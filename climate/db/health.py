@@ -5,7 +5,7 @@ import sqlalchemy as sa
 
 from climate.db import api as db_api
 from climate.db import models
-from climate import lease_events
+from climate.lease import events as lease_events
 from climate import states
 
 _EVENTS = models.Event.__table__

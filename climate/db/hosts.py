@@ -23,7 +23,9 @@ from oslo_db import exception as db_exc
 
 from climate.db import allocations
 from climate.db import api as db_api
-from climate.db import ledger
+from climate.db.ledger import booking
+from climate.db.ledger import inventory
+from climate.db.ledger import windows
 from climate.db import models
 from climate import exceptions
 from climate.scheduling import filters
@@ -344,7 +346,7 @@ def host_delete(ctx, host_id):
             raise exceptions.HostAllocated(
                 id=host.id, host=host.hypervisor_hostname,
                 reservations=', '.join(sorted(holders)))
-        ledger.delete_provider(session, provider(host.id))
+        inventory.delete_provider(session, provider(host.id))
         session.execute(sa.delete(Cap).where(Cap.computehost_id == host.id))
         session.delete(host)
         session.flush()
@@ -444,14 +446,14 @@ def host_set_capacity(ctx, host_id, capacity):
     'min_unit', 'max_unit', 'step_size'}}``, an inventory backend's
     ``capacity(facts)``) with a total above 0, in the caller's
     transaction.  Refused (Conflict) when bookings not yet over would no
-    longer fit (``climate.db.ledger.set_inventory``)."""
-    inventories = {ledger.WHOLE: {'total': 1}}
+    longer fit (``climate.db.ledger.inventory.set_inventory``)."""
+    inventories = {booking.WHOLE: {'total': 1}}
     for cls, values in sorted(capacity.items()):
-        if cls != ledger.WHOLE and values.get('total'):
+        if cls != booking.WHOLE and values.get('total'):
             inventories[cls] = values
     with db_api.writer(ctx) as session:
-        ledger.set_inventory(session, provider(host_id), ledger.COMPUTE_HOST,
-                             inventories)
+        inventory.set_inventory(session, provider(host_id),
+                                inventory.COMPUTE_HOST, inventories)
 
 
 #: Sizes of the successive batches of hosts (lowest ids first) the "free
@@ -463,7 +465,7 @@ FAR_CHUNKS = (32, 256, None)
 NEAR_BATCH = 16
 
 
-_at = ledger.time_param
+_at = windows.time_param
 
 
 def _not_mine_param(with_mine):
@@ -507,7 +509,7 @@ def _starting_query(with_mine):
     return sa.select(Book.provider_id,
                      _as_text(sa.func.min(Book.start_date))).where(
         _not_mine_param(with_mine),
-        Book.span_level.in_(range(ledger.MAX_SPAN_LEVEL + 1)),
+        Book.span_level.in_(range(windows.MAX_SPAN_LEVEL + 1)),
         Book.start_date >= _at('end'), Book.start_date < _at('high')
     ).group_by(Book.provider_id)
 
@@ -516,7 +518,7 @@ def _starting_query(with_mine):
 def _busy_query(with_mine):
     return sa.select(Book.provider_id).distinct().where(
         Book.provider_id.in_(sa.bindparam('providers', expanding=True)),
-        ledger.overlapping_at(), _not_mine_param(with_mine))
+        windows.overlapping_at(), _not_mine_param(with_mine))
 
 
 @functools.lru_cache(maxsize=None)
@@ -539,7 +541,7 @@ class _Window:
         self.params = {
             'start': start, 'end': end, 'low': start - horizon,
             'high': end + horizon, 'mine': exclude_reservation,
-            'after': ledger.started_after(session, start - horizon)}
+            'after': windows.started_after(session, start - horizon)}
 
     def near(self, wanted):
         """``{host: [prev_end, next_start]}`` of the hosts among
@@ -698,7 +700,7 @@ def busy_intervals(ctx, host_ids, time_from, time_to=None,
     with db_api.reader(ctx) as session:
         if time_to is not None:
             query = query.where(
-                ledger.overlapping(session, time_from, time_to))
+                windows.overlapping(session, time_from, time_to))
         for provider_id, start, end in session.execute(query):
             busy.setdefault(int(provider_id), []).append((start, end))
     return busy
@@ -707,10 +709,11 @@ def busy_intervals(ctx, host_ids, time_from, time_to=None,
 def lock_hosts(ctx, host_ids, inventories=None):
     """Lock the rows of ``host_ids`` (in id order: no lock-order
     deadlocks between allocators), then the ledger inventory rows of
-    those still reservable (the ledger's order, ``climate.db.ledger.lock``);
-    returns the ids still reservable.  ``inventories``: a dict updated
-    with the locked ledger rows (``{provider: {class: Inventory}}``), for
-    :func:`allocations_add` of the hosts then found free.
+    those still reservable (the ledger's order,
+    ``climate.db.ledger.booking.lock``); returns the ids still reservable.
+    ``inventories``: a dict updated with the locked ledger rows
+    (``{provider: {class: Inventory}}``), for :func:`allocations_add` of
+    the hosts then found free.
 
     Host rows first, ledger rows second, as every writer that takes both
     (a host delete) does; an instance booking takes the ledger rows
@@ -720,10 +723,10 @@ def lock_hosts(ctx, host_ids, inventories=None):
         query = sa.select(Host.id).where(
             Host.id.in_(sorted(host_ids)), Host.reservable.is_(True),
             Host.disabled.is_(False)).order_by(Host.id)
-        if ledger.LOCKING:
+        if booking.LOCKING:
             query = query.with_for_update()
         locked = set(session.execute(query).scalars())
-        held = ledger.lock(session, [provider(h) for h in locked])
+        held = booking.lock(session, [provider(h) for h in locked])
         if inventories is not None:
             inventories.update(held)
         return locked
@@ -732,11 +735,11 @@ def lock_hosts(ctx, host_ids, inventories=None):
 def overlapping_hosts(ctx, host_ids, start, end, exclude_reservation=None):
     """Which of ``host_ids`` (locked by the caller, :func:`lock_hosts`)
     hold a booking of any class over ``[start, end)``, as committed now
-    (``climate.db.ledger.busy_providers``)."""
+    (``climate.db.ledger.booking.busy_providers``)."""
     if not host_ids:
         return set()
     with db_api.writer(ctx) as session:
-        return {int(p) for p in ledger.busy_providers(
+        return {int(p) for p in booking.busy_providers(
             session, [provider(h) for h in host_ids], start, end,
             exclude_reservation)}
 
@@ -744,17 +747,18 @@ def overlapping_hosts(ctx, host_ids, start, end, exclude_reservation=None):
 def allocations_add(ctx, reservation_id, lease_id, host_ids, start, end,
                     locked=None):
     """Book ``host_ids`` whole for the reservation over ``[start, end)``
-    (``climate.db.ledger.book``: locked and re-checked, so an instance
-    slot booked meanwhile makes it a Conflict, never an overbooking).
+    (``climate.db.ledger.booking.book``: locked and re-checked, so an
+    instance slot booked meanwhile makes it a Conflict, never an
+    overbooking).
     ``locked``: the inventories :func:`lock_hosts` gave of hosts the
     caller then found free (:func:`overlapping_hosts`) in this
     transaction; they are not locked and read again."""
     if not host_ids:
         return
     with db_api.writer(ctx) as session:
-        ledger.book(session, reservation_id, lease_id,
-                    [ledger.Request(provider(h), ledger.WHOLE, 1)
-                     for h in sorted(host_ids)], start, end, locked=locked)
+        booking.book(session, reservation_id, lease_id,
+                     [booking.Request(provider(h), booking.WHOLE, 1)
+                      for h in sorted(host_ids)], start, end, locked=locked)
 
 
 _ALLOC_COLUMNS = (Book.id, Book.reservation_id, Book.lease_id,
@@ -770,7 +774,7 @@ def allocations_of(ctx, reservation_id):
     with db_api.reader(ctx) as session:
         rows = session.execute(sa.select(*_ALLOC_COLUMNS).where(
             Book.reservation_id == reservation_id,
-            Book.resource_class == ledger.WHOLE)).all()
+            Book.resource_class == booking.WHOLE)).all()
     return sorted((_allocation(r) for r in rows if _host_of(r[3])),
                   key=lambda a: (a.computehost_id, a.start_date))
 
@@ -782,34 +786,34 @@ def allocations_move(ctx, reservation_id, start, end):
     (``move`` / ``set_end``), its own bookings left out."""
     with db_api.writer(ctx) as session:
         if start is None:
-            ledger.set_end(session, reservation_id, end)
+            booking.set_end(session, reservation_id, end)
         else:
-            ledger.move(session, reservation_id, start, end)
+            booking.move(session, reservation_id, start, end)
 
 
 def allocations_remove(ctx, reservation_id, host_ids=None):
     """Release the reservation's hosts (``host_ids`` only, if given)."""
     with db_api.writer(ctx) as session:
-        ledger.release(session, reservation_id,
-                       None if host_ids is None else
-                       [provider(h) for h in host_ids])
+        booking.release(session, reservation_id,
+                        None if host_ids is None else
+                        [provider(h) for h in host_ids])
 
 
 def allocation_swap(ctx, allocation_id, old_host, new_host, start):
     """Move one allocation to another host from ``start`` on, if it is
     still on ``old_host`` (compare-and-set: concurrent healers never both
-    move it; ``climate.db.ledger.move_whole``).  The new host was checked
-    free from ``start`` only, so the allocation starts there."""
+    move it; ``climate.db.ledger.booking.move_whole``).  The new host was
+    checked free from ``start`` only, so the allocation starts there."""
     with db_api.writer(ctx) as session:
-        return ledger.move_whole(session, allocation_id, provider(old_host),
-                                 provider(new_host), start)
+        return booking.move_whole(session, allocation_id, provider(old_host),
+                                  provider(new_host), start)
 
 
 def allocations_list(ctx, host_id=None, lease_id=None, reservation_id=None,
                      time_from=None):
     """``[(host_id, reservation_id, lease_id, start, end)]`` by host."""
     rows = allocations.bookings(
-        ctx, ledger.WHOLE,
+        ctx, booking.WHOLE,
         provider_id=None if host_id is None else provider(host_id),
         lease_id=lease_id, reservation_id=reservation_id,
         time_from=time_from)
@@ -831,7 +835,7 @@ def allocations_on_hosts(ctx, host_ids, after):
                 models.Reservation.id == Book.reservation_id).join(
                 models.Lease, models.Lease.id == Book.lease_id).where(
                 Book.provider_id.in_(sorted(provider(h) for h in host_ids)),
-                Book.resource_class == ledger.WHOLE,
+                Book.resource_class == booking.WHOLE,
                 Book.end_date > after).order_by(Book.start_date)).all()
     return [(_allocation(r[:6]), r[6], r[7]) for r in rows]
 

@@ -9,7 +9,7 @@ in C, so they render each lease's body as one JSON text: the manager
 joins the texts of a page and the API passes the page through without
 decoding it.
 
-The body is the one :mod:`climate.manager.views` builds from rows (for a
+The body is the one :mod:`climate.lease.views` builds from rows (for a
 single lease, the answers to create and update, notifications).  The
 tests in ``climate/tests/unit/db/test_lease_json.py`` (SQLite) and
 ``climate/tests/functional/test_lease_json.py`` (MariaDB, PostgreSQL)
@@ -33,10 +33,10 @@ UPDATE takes the leases' row locks, so of two transactions changing one
 lease the later one renders the earlier one's changes too (on PostgreSQL
 only once it holds the locks, see :func:`refresh`).  A
 lease created by ``db.api.lease_insert`` comes with its body from
-``climate.manager.views`` instead, which saves the create that UPDATE.  A
+``climate.lease.views`` instead, which saves the create that UPDATE.  A
 lease whose body is NULL (written before the column existed) is rendered
 when listed, and stored by the managers in the background
-(``climate.manager.body_filler``).  A change to the body's shape
+(``climate.manager.workers.body_filler``).  A change to the body's shape
 therefore needs a migration that clears the stored bodies (``UPDATE leases
 SET body = NULL``): the managers then store them again in the new shape.
 """
@@ -237,7 +237,7 @@ _KITS = {'mysql': _MySQLKit, 'postgresql': _PostgreSQLKit,
          'sqlite': _SQLiteKit}
 
 # events due at the same time are listed in the order they run, as
-# climate.manager.views orders them
+# climate.lease.views orders them
 _EVENT_RANK = sa.case(
     (_EVENT.c.event_type == _const('start_lease'), _const(0)),
     (_EVENT.c.event_type == _const('end_lease'), _const(2)),

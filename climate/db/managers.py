@@ -1,7 +1,8 @@
 """The managers' heartbeats, and the release of a dead manager's claims.
 
 Each running manager has a row in ``managers`` that it stamps every
-``[manager] heartbeat_interval`` seconds (``climate.manager.heartbeat``).
+``[manager] heartbeat_interval`` seconds
+(``climate.manager.workers.heartbeat``).
 A manager whose stamp is older than ``heartbeat_timeout`` is declared
 dead by the first live manager that sees it: in one transaction, that
 manager clears the claim token of each event the dead one holds, makes it
@@ -23,7 +24,7 @@ Why exactly-once survives a manager declared dead while it is only slow
 (a long GC pause, a database hiccup): releasing a claim clears its token,
 and an engine commits an event only in a transaction that holds the
 event's row lock and has checked that the token is still its own
-(``climate.manager.events``).  So a stale owner either still holds the
+(``climate.manager.workers.events``).  So a stale owner either still holds the
 lock (its transaction is running: the release skips that event, ``SKIP
 LOCKED``, and the owner's commit wins) or it will find another token, or
 none, and give the event up.  A released event keeps ``claimed_by`` (who

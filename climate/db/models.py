@@ -54,7 +54,7 @@ class Lease(TimestampMixin, Base):
     status = sa.Column(sa.String(32), nullable=False)
     status_reason = sa.Column(sa.Text, nullable=True)
     degraded = sa.Column(sa.Boolean, nullable=False, default=False)
-    # climate.manager.lease_types: the lease's promise (null: none asked)
+    # climate.lease.types: the lease's promise (null: none asked)
     lease_type = sa.Column(sa.String(16), nullable=True)
     # a with_retries lease's attempts while it waits
     max_retries = sa.Column(sa.Integer, nullable=True)
@@ -65,7 +65,7 @@ class Lease(TimestampMixin, Base):
     # when a with_retries create arrived, microseconds since the epoch
     # (created_at has seconds only): the waiting leases' order
     arrival = sa.Column(sa.BigInteger, nullable=True)
-    # a best_effort lease's hunt for hosts (climate.manager.hunts): the
+    # a best_effort lease's hunt for hosts (climate.manager.workers.hunts): the
     # plan, its deadline, the hosts it closed and those it borrowed
     hunt = sa.Column(sa.JSON, nullable=True)
     # the lease's API body as a listing shows it, reservations and events
@@ -141,7 +141,7 @@ HEARTBEAT_TIME = sa.DateTime().with_variant(mysql.DATETIME(fsp=6), 'mysql',
 
 class Manager(Base):
     """A running climate-manager and its last heartbeat
-    (``climate.manager.heartbeat``)."""
+    (``climate.manager.workers.heartbeat``)."""
 
     __tablename__ = 'managers'
     __table_args__ = (
@@ -650,8 +650,9 @@ class BillingRates(Base):
 
 class WorkLock(Base):
     """A named job one manager at a time does (``lease_retries``: a pass
-    over the waiting leases, ``climate.manager.retries``; ``lease_hunts``)
-    and who holds it until when (``climate.db.work_locks``)."""
+    over the waiting leases, ``climate.manager.workers.retries``;
+    ``lease_hunts``) and who holds it until when
+    (``climate.db.work_locks``)."""
 
     __tablename__ = 'work_locks'
 
@@ -659,3 +660,48 @@ class WorkLock(Base):
     holder = sa.Column(sa.String(255), nullable=True)
     # the database's clock (UTC): past it, the holder is taken for dead
     held_until = sa.Column(sa.DateTime, nullable=True)
+
+
+class HostPower(Base):
+    """A host whose power Climate manages (``climate.db.power``): its
+    power state as last read or acted on, since when, and what the
+    power planner (``climate.manager.workers.power``) needs to act on it
+    again after a failure or a crash."""
+
+    __tablename__ = 'host_power'
+
+    host_id = sa.Column(
+        sa.Integer, sa.ForeignKey('computehosts.id', ondelete='CASCADE'),
+        primary_key=True, autoincrement=False)
+    # on / off / waking / unknown (climate.scheduling.power.STATES)
+    state = sa.Column(sa.String(16), nullable=False)
+    since = sa.Column(sa.DateTime, nullable=False)
+    # the last wake's duration, from the power on to the host read on
+    boot_seconds = sa.Column(sa.Integer, nullable=True)
+    # while waking: the booking start the host must be up by (null: a
+    # spare)
+    need_at = sa.Column(sa.DateTime, nullable=True)
+    last_error = sa.Column(sa.Text, nullable=True)
+    error_at = sa.Column(sa.DateTime, nullable=True)
+
+
+class HostPowerHistory(Base):
+    """One interval a host spent in one power state: what the energy
+    figures add up (``climate.scheduling.power.tally``).  No foreign key:
+    the saving of a host outlives the host."""
+
+    __tablename__ = 'host_power_history'
+    __table_args__ = (
+        # a host's history, and its open interval
+        sa.Index('ix_host_power_history_host', 'host_id', 'started_at'),
+        # the intervals over a period
+        sa.Index('ix_host_power_history_window', 'ended_at', 'started_at'),
+    )
+
+    id = sa.Column(sa.BigInteger().with_variant(sa.Integer, 'sqlite'),
+                   primary_key=True, autoincrement=True)
+    host_id = sa.Column(sa.Integer, nullable=False)
+    state = sa.Column(sa.String(16), nullable=False)
+    started_at = sa.Column(sa.DateTime, nullable=False)
+    # null: the host is in this state now
+    ended_at = sa.Column(sa.DateTime, nullable=True)

@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from climate import dates
 from climate.db import api as db_api
 from climate.db import inventory_versions
-from climate.db import ledger
+from climate.db.ledger import inventory
 from climate.db import models
 from climate.db import row_providers
 from climate import exceptions
@@ -30,7 +30,7 @@ Segment = models.NetworkSegment
 Book = models.LedgerBooking
 
 NETWORK_SEGMENT = 'NETWORK_SEGMENT'
-KIND = ledger.NETWORK_SEGMENT
+KIND = inventory.NETWORK_SEGMENT
 _ROWS = row_providers.RowProviders(KIND, Segment)
 PREFIX = _ROWS.prefix
 #: The ledger provider id of a row id.
@@ -110,8 +110,8 @@ def segment_create(ctx, values):
                                         sort_keys=True))
             session.add(row)
             session.flush()
-            ledger.set_inventory(session, provider(row.id), KIND,
-                                 {NETWORK_SEGMENT: {'total': 1}})
+            inventory.set_inventory(session, provider(row.id), KIND,
+                                    {NETWORK_SEGMENT: {'total': 1}})
             inventory_versions.bump(session, KIND)
             return segment_dict(row)
     except db_exc.DBDuplicateEntry:
@@ -164,7 +164,7 @@ def segment_delete(ctx, segment_id):
     with db_api.writer(ctx) as session:
         row = _row(session, segment_id, for_update=True)
         try:
-            ledger.delete_provider(session, provider(row.id))
+            inventory.delete_provider(session, provider(row.id))
         except exceptions.Conflict as exc:
             booked = str(exc.kwargs.get('reason')).replace(
                 'provider %s ' % provider(row.id), '', 1)

@@ -10,7 +10,7 @@ from sqlalchemy.dialects import sqlite
 
 from climate import dates
 from climate.db import api as db_api
-from climate.db import ledger
+from climate.db.ledger import windows
 from climate.db import models
 from climate.db import usage as db_usage
 
@@ -97,13 +97,13 @@ def every(session):
 
 
 _UNREAD = object()
-_param = ledger.time_param
+_param = windows.time_param
 
 
 def _after(session, start, level):
     if level is _UNREAD:
-        level = ledger.longest_level(session)
-    return ledger.start_bound(start, level)
+        level = windows.longest_level(session)
+    return windows.start_bound(start, level)
 
 
 # Statements built once per database kind and shape, run with parameters:
@@ -117,7 +117,7 @@ def _holdings_query(dialect, with_records):
         Book.amount).where(
         Book.project_id == sa.bindparam('project_id'),
         Book.resource_class.in_(sa.bindparam('classes', expanding=True)),
-        ledger.overlapping_at())
+        windows.overlapping_at())
     if with_records:
         query = query.union_all(sa.select(
             Record.lease_id, Record.resource_class, Record.start_date,
@@ -134,7 +134,7 @@ def _holdings_query(dialect, with_records):
 def _held_query(dialect, with_records, with_share):
     parts = []
     for table, where in (
-            (Book, (ledger.overlapping_at(),)),
+            (Book, (windows.overlapping_at(),)),
             (Record, (Record.end_date > _param('start'),
                       Record.start_date < _param('end')))):
         if table is Record and not with_records:
@@ -164,7 +164,7 @@ def holdings(session, project_id, classes, start, end, now=None,
     resource_class, start_date, end_date, amount)`` rows, read from one
     range of the ``(project_id, resource_class, start_date, ...)`` index
     (bounded below by the longest booking: ``level``, from
-    ``ledger.longest_level``, when the caller has read it).  ``now``: the
+    ``windows.longest_level``, when the caller has read it).  ``now``: the
     current time (records end by then)."""
     # records end in the past: none overlaps a window to come
     query = _holdings_query(db_api.dialect_name(),

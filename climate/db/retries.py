@@ -1,6 +1,6 @@
 """The waiting ``with_retries`` leases: the queue's SQL, and the lock
 that lets one manager at a time make a pass over it
-(``climate.manager.retries``)."""
+(``climate.manager.workers.retries``)."""
 
 import collections
 import json

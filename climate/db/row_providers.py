@@ -8,7 +8,7 @@ place that knows the naming.
 
 import sqlalchemy as sa
 
-from climate.db import ledger
+from climate.db.ledger import booking
 
 
 class RowProviders(object):
@@ -40,5 +40,5 @@ class RowProviders(object):
     def held_by(self, session, reservation_id, after=None):
         """``{provider id: row}`` of the rows the reservation books (with
         a booking ending after ``after``, when given)."""
-        return self.by_providers(session, ledger.providers_of(
+        return self.by_providers(session, booking.providers_of(
             session, reservation_id, self.kind, after))

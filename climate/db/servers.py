@@ -29,7 +29,7 @@ from sqlalchemy.dialects import mysql
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.dialects import sqlite
 
-from climate.db import ledger
+from climate.db.ledger import booking
 from climate.db import models
 from climate import dates
 from climate import exceptions
@@ -156,14 +156,14 @@ def refusal(session, server_id, start, end, lease_id,
 def hold(session, reservation_id, lease_id, server_id, start, end):
     """Book the server for the reservation over ``[start, end)``
     (``SERVER`` = 1, its inventory made on first use), in the caller's
-    transaction: locked and re-checked by ``ledger.book``; the 409 of
+    transaction: locked and re-checked by ``booking.book``; the 409 of
     :func:`refusal` (nothing written) when another reservation holds it
     over part of the window."""
     ensure(session, server_id)
     try:
-        ledger.book(session, reservation_id, lease_id,
-                    [ledger.Request(provider(server_id), SERVER, 1)],
-                    start, end)
+        booking.book(session, reservation_id, lease_id,
+                     [booking.Request(provider(server_id), SERVER, 1)],
+                     start, end)
     except exceptions.Conflict as exc:
         raise explained(session, exc, lease_id, start, end,
                         reservation_id) or exc

@@ -22,7 +22,7 @@ from sqlalchemy.ext import compiler
 from sqlalchemy.sql import expression
 
 from climate.db import api as db_api
-from climate.db import ledger
+from climate.db.ledger import windows
 from climate.db import models
 
 Book = models.LedgerBooking
@@ -208,7 +208,7 @@ def held_over(session, start, end, resource_class=None):
     records of ended leases."""
     live = sa.select(Book.resource_class, Book.start_date, Book.end_date,
                      sa.func.sum(Book.amount)).where(
-        ledger.window(start, end))
+        windows.window(start, end))
     ended = sa.select(Record.resource_class, Record.start_date,
                       Record.end_date, sa.func.sum(Record.amount)).where(
         Record.end_date > start, Record.start_date < end)
@@ -243,14 +243,28 @@ def lease_rows(session, lease_id, now):
     past, future, current`` rows (amount-seconds before and from ``now``)
     from its bookings and its records (those of a deleted lease
     remain)."""
+    return leases_rows(session, (lease_id,), now).get(lease_id, [])
+
+
+def leases_rows(session, lease_ids, now):
+    """:func:`lease_rows` of each lease of ``lease_ids`` in one statement
+    (the notifications of a batch of events): ``{lease id: rows}``, a
+    lease holding nothing left out."""
+    if not lease_ids:
+        return {}
+    ids = sorted(set(lease_ids))
     live = sa.select(
-        Res.resource_type, Book.resource_class, *_split(Book, *_EVER, now)
+        Res.lease_id, Res.resource_type, Book.resource_class,
+        *_split(Book, *_EVER, now)
     ).select_from(Res).join(Book, Book.reservation_id == Res.id).where(
-        Res.lease_id == lease_id).group_by(Res.resource_type,
-                                          Book.resource_class)
+        Res.lease_id.in_(ids)).group_by(
+        Res.lease_id, Res.resource_type, Book.resource_class)
     ended = sa.select(
-        Record.resource_type, Record.resource_class,
+        Record.lease_id, Record.resource_type, Record.resource_class,
         *_split(Record, *_EVER, now)
-    ).where(Record.lease_id == lease_id).group_by(Record.resource_type,
-                                                  Record.resource_class)
-    return session.connection().execute(sa.union_all(live, ended)).all()
+    ).where(Record.lease_id.in_(ids)).group_by(
+        Record.lease_id, Record.resource_type, Record.resource_class)
+    found = {}
+    for row in session.connection().execute(sa.union_all(live, ended)):
+        found.setdefault(row[0], []).append(tuple(row[1:]))
+    return found

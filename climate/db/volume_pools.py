@@ -13,8 +13,9 @@ its transaction:
   or :data:`MAX_VOLUMES`.
 
 A change that would leave bookings not yet over without room is refused
-(Conflict, 409, nothing changed: ``climate.db.ledger.set_inventory``);
-so is the removal of a pool that a booking not yet over holds.
+(Conflict, 409, nothing changed:
+``climate.db.ledger.inventory.set_inventory``); so is the removal of a
+pool that a booking not yet over holds.
 
 Every change of the pools (create, update, delete, hence sync) bumps the
 ``volume_pool`` row of ``inventory_versions`` in its transaction
@@ -31,7 +32,7 @@ import sqlalchemy as sa
 from climate import dates
 from climate.db import api as db_api
 from climate.db import inventory_versions
-from climate.db import ledger
+from climate.db.ledger import inventory
 from climate.db import models
 from climate import exceptions
 
@@ -47,7 +48,7 @@ MAX_VOLUMES = 2 ** 31 - 1
 FIELDS = ('name', 'backend', 'reservable', 'total_capacity_gb',
           'reserved_percentage', 'max_over_subscription_ratio',
           'capabilities')
-PREFIX = ledger.VOLUME_POOL + ':'
+PREFIX = inventory.VOLUME_POOL + ':'
 
 
 def provider(pool_id):
@@ -142,16 +143,16 @@ def _row(session, pool_id, for_update=False):
 
 
 def _write_inventory(session, row):
-    ledger.set_inventory(session, provider(row.id), ledger.VOLUME_POOL,
-                         inventories(row))
-    inventory_versions.bump(session, ledger.VOLUME_POOL)
+    inventory.set_inventory(session, provider(row.id), inventory.VOLUME_POOL,
+                            inventories(row))
+    inventory_versions.bump(session, inventory.VOLUME_POOL)
 
 
 def inventory_version(ctx):
     """The change counter of the pools (bumped in the transaction of
     every create, update, delete and sync): what the plugin's cache of
     matching pools is keyed on."""
-    return inventory_versions.version(ctx, ledger.VOLUME_POOL)
+    return inventory_versions.version(ctx, inventory.VOLUME_POOL)
 
 
 def pool_create(ctx, values):
@@ -208,7 +209,7 @@ def pool_delete(ctx, pool_id):
     with db_api.writer(ctx) as session:
         row = _row(session, pool_id, for_update=True)
         try:
-            ledger.delete_provider(session, provider(row.id))
+            inventory.delete_provider(session, provider(row.id))
         except exceptions.Conflict as exc:
             raise exceptions.Conflict(
                 reason="Can't delete volume pool %s (%s): %s; it can leave "
@@ -218,7 +219,7 @@ def pool_delete(ctx, pool_id):
             Book.provider_id == provider(row.id)))
         session.delete(row)
         session.flush()
-        inventory_versions.bump(session, ledger.VOLUME_POOL)
+        inventory_versions.bump(session, inventory.VOLUME_POOL)
 
 
 def pool_sync(ctx, pools):

@@ -11,7 +11,7 @@ from oslo_log import log as logging
 
 from climate import context as climate_context
 from climate import exceptions
-from climate.manager import periodic
+from climate.manager.workers import periodic
 from climate.plugins.physical_host import inventory as host_inventory
 
 LOG = logging.getLogger(__name__)

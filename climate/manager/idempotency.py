@@ -28,7 +28,7 @@ from climate import context as climate_context
 from climate import dates
 from climate.db import idempotency as db_idempotency
 from climate import exceptions
-from climate.manager import periodic
+from climate.manager.workers import periodic
 
 LOG = logging.getLogger(__name__)
 CONF = cfg.CONF

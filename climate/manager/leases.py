@@ -21,14 +21,15 @@ from climate.db import models
 from climate.db import retries as db_retries
 from climate.db import usage as db_usage
 from climate import exceptions
-from climate import lease_events
-from climate.manager import hunts
-from climate.manager import lease_input
-from climate.manager import lease_types
+from climate.lease import events as lease_events
+from climate.lease import input as lease_input
+from climate.lease import types as lease_types
+from climate.lease import views
 from climate.manager import quotas
 from climate.manager import trusts
-from climate.manager import views
+from climate.manager.workers import hunts
 from climate.notifications import lease as lease_notifications
+from climate.plugins import values as plugin_values
 from climate import states
 
 LOG = logging.getLogger(__name__)
@@ -89,10 +90,10 @@ class LeaseService:
                  queued=None, hunter=None, hunting=None):
         """:param wake: callable telling every event engine to look again.
         :param released: callable telling every manager that capacity was
-            released (``climate.manager.retries``).
+            released (``climate.manager.workers.retries``).
         :param queued: callable telling this manager's retry worker that a
             lease waits, due now.
-        :param hunter: the manager's ``climate.manager.hunts.Hunter``
+        :param hunter: the manager's ``climate.manager.workers.hunts.Hunter``
             (best_effort leases; None: they never hunt).
         :param hunting: callable telling this manager's hunt worker that a
             lease hunts."""
@@ -126,7 +127,7 @@ class LeaseService:
              marker=None, sort_key='created_at', sort_dir='asc',
              compressed=False):
         """Leases visible to the caller, filtered and paginated, as a
-        :func:`climate.manager.views.lease_page` (``compressed`` or not).
+        :func:`climate.lease.views.lease_page` (``compressed`` or not).
 
         Admins see every project unless ``project_id`` narrows the list.
         """
@@ -207,7 +208,7 @@ class LeaseService:
                         idempotency, now):
         """A ``with_retries`` lease: granted now if it fits and no older
         lease waits (it would take what they wait for), else written
-        WAITING, holding nothing (``climate.manager.retries``)."""
+        WAITING, holding nothing (``climate.manager.workers.retries``)."""
         if not db_retries.any_waiting(ctx):
             try:
                 return self._create(ctx, values, validated, trust_id,
@@ -230,7 +231,7 @@ class LeaseService:
         """A ``best_effort`` lease: an ``immediate`` one when it fits;
         else, with a plan freeing the missing hosts of other projects'
         servers, written IN_PROGRESS with the free hosts booked
-        (``climate.manager.hunts``); else the 409 of an immediate lease
+        (``climate.manager.workers.hunts``); else the 409 of an immediate lease
         followed by why no host can be freed."""
         try:
             return self._create(ctx, values, validated, trust_id,
@@ -274,11 +275,12 @@ class LeaseService:
                 len(plan['hosts']), ', '.join(plan['hosts']), moves,
                 hunt['deadline'][:19].replace('T', ' '))))
         with db_api.writer(ctx) as session:
-            lease, view = self._insert(ctx, row_values, validated, [],
-                                       idempotency)
+            lease = self._insert(ctx, row_values, validated, [],
+                                 idempotency)
             res = lease.reservations[0]
             plugin = validated[0].plugin
-            plugin.book_free(ctx, view, view['reservations'][0], free)
+            plugin.book_free(ctx, plugin_values.Lease.of(lease),
+                             plugin_values.Reservation.of(res), free)
             db_api.reservation_set_resource(ctx, lease.id, res.id, res.id)
             res.resource_id = res.id
             quotas.enforce(session, ctx.project_id, lease.id,
@@ -298,10 +300,10 @@ class LeaseService:
             lease = db_api.lease_get(ctx, lease_id, for_update=True)
             if lease.status != states.HUNTING:
                 return None
-            view = views.lease(lease)
             res = lease.reservations[0]
             self.plugins.get(res.resource_type).book_hosts(
-                ctx, view, view['reservations'][0], host_ids,
+                ctx, plugin_values.Lease.of(lease),
+                plugin_values.Reservation.of(res), host_ids,
                 max(now, lease.start_date))
             lease.start_date = max(now, lease.start_date)
             # the project's limits weigh the freed hosts too
@@ -322,11 +324,10 @@ class LeaseService:
             lease = db_api.lease_get(ctx, lease_id, for_update=True)
             if lease.status != states.HUNTING:
                 return None
-            view = views.lease(lease)
-            for res, res_view in zip(lease.reservations,
-                                     view['reservations']):
-                self.plugins.get(res.resource_type).delete(ctx, view,
-                                                           res_view)
+            value = plugin_values.Lease.of(lease)
+            for res, res_value in plugin_values.reservation_pairs(lease):
+                self.plugins.get(res.resource_type).delete(ctx, value,
+                                                           res_value)
                 db_api.set_status(res, 'reservation', states.RES_DELETED)
             db_api.set_status(lease, 'lease', states.TIMEDOUT,
                               reason=reason[:4000])
@@ -394,7 +395,7 @@ class LeaseService:
     def _insert(self, ctx, row_values, validated, events, idempotency):
         """Write the lease's rows (in the caller's transaction): the
         lease, its reservations (each part linked to its owner) and
-        ``events``; returns ``(lease records, lease view)``."""
+        ``events``; returns the lease's records."""
         reservations = [{'resource_type': item.plugin.resource_type,
                          'params': item.params,
                          'status': states.RES_PENDING}
@@ -412,7 +413,7 @@ class LeaseService:
         lease_view = views.lease(lease)
         # the listing's body comes from here, not from the database
         db_api.lease_insert(ctx, lease, json.dumps(lease_view))
-        return lease, lease_view
+        return lease
 
     @db_api.retry_on_deadlock
     def _write_waiting(self, ctx, values, validated, trust_id, idempotency,
@@ -428,8 +429,8 @@ class LeaseService:
             status_reason=self._retry_note(attempts,
                                            values['max_retries'], reason))
         with db_api.writer(ctx):
-            lease, _view = self._insert(ctx, row_values, validated, [],
-                                        idempotency)
+            lease = self._insert(ctx, row_values, validated, [],
+                                 idempotency)
             return views.lease(lease)
 
     @staticmethod
@@ -459,10 +460,10 @@ class LeaseService:
         if values.get('lease_type') == lease_types.WITH_RETRIES:
             row_values['retry_attempts'] = 1
         with db_api.writer(ctx) as session:
-            lease, lease_view = self._insert(ctx, row_values, validated,
-                                             events, idempotency)
+            lease = self._insert(ctx, row_values, validated, events,
+                                 idempotency)
             # in the order asked for, each reservation's parts first
-            self._book(ctx, lease, lease_view,
+            self._book(ctx, lease,
                        [(item.plugin, item.label) for item in validated])
             # after the bookings: the project's limits weigh them too
             quotas.enforce(session, ctx.project_id, lease.id,
@@ -473,16 +474,15 @@ class LeaseService:
         return result, due_times
 
     @staticmethod
-    def _book(ctx, lease, lease_view, plugins_and_labels):
+    def _book(ctx, lease, plugins_and_labels):
         """Each reservation's ``reserve``, in the order stored (each
         reservation's parts first); ``plugins_and_labels``: the plugin of
         each reservation, and the label naming a part in errors."""
-        res_views = {r['id']: r for r in lease_view['reservations']}
-        for res, (plugin, label) in zip(lease.reservations,
-                                        plugins_and_labels):
+        value = plugin_values.Lease.of(lease)
+        for (res, res_value), (plugin, label) in zip(
+                plugin_values.reservation_pairs(lease), plugins_and_labels):
             with _about(label):
-                resource_id = plugin.reserve(ctx, lease_view,
-                                             res_views[res.id])
+                resource_id = plugin.reserve(ctx, value, res_value)
             if resource_id is not None:
                 db_api.reservation_set_resource(ctx, lease.id, res.id,
                                                 resource_id)
@@ -513,8 +513,7 @@ class LeaseService:
             lease.next_attempt_at = None
             lease.status_reason = None
             db_api.flush(ctx)
-            view = views.lease(lease)
-            self._book(ctx, lease, view,
+            self._book(ctx, lease,
                        [(self.plugins.get(res.resource_type), None)
                         for res in lease.reservations])
             quotas.enforce(session, lease.project_id, lease.id, start, end)
@@ -564,7 +563,7 @@ class LeaseService:
 
         As in Blazar, an empty body changes nothing and any lease that is
         not busy may be renamed; the other changes are checked by
-        :func:`climate.manager.lease_input.parse_update`.
+        :func:`climate.lease.input.parse_update`.
         """
         now = dates.utcnow()
         self._refuse_if_busy(ctx, lease_id)
@@ -579,6 +578,7 @@ class LeaseService:
                     id=lease.id, status=lease.status,
                     reason='an event is running; try again in a moment')
             old_view = views.lease(lease)
+            old_value = plugin_values.Lease.of(lease)
             before_end = _before_end_of(lease)
             current = {'id': lease.id, 'name': lease.name,
                        'start_date': lease.start_date,
@@ -637,23 +637,22 @@ class LeaseService:
                      for res_id in rebooked
                      if by_id[res_id].status == states.RES_ACTIVE}
             rebooked -= set(grown)
-            new_view = views.lease(lease)
-            for res, res_view in zip(lease.reservations,
-                                     new_view['reservations']):
+            new_value = plugin_values.Lease.of(lease)
+            for res, res_value in plugin_values.reservation_pairs(lease):
                 if res.part_of in rebooked or res.part_of in grown or (
                         res.id not in changes and not dates_moved):
                     continue
                 plugin = self.plugins.get(res.resource_type)
                 params = checked.get(res.id, dict(res.params or {}))
-                res.params = plugin.update(ctx, old_view, new_view, res_view,
-                                           params)
+                res.params = plugin.update(ctx, old_value, new_value,
+                                           res_value, params)
             to_prepare = set(changes)
             for res_id in sorted(rebooked):
                 to_prepare.update(self._rebook_parts(ctx, lease,
                                                      by_id[res_id]))
             for res_id, old_params in sorted(grown.items()):
                 self._grow_parts(ctx, lease, by_id[res_id], old_params,
-                                 old_view, dates_moved)
+                                 old_value, dates_moved)
             if changes or dates_moved:
                 quotas.enforce(session, lease.project_id, lease.id,
                                lease.start_date, lease.end_date,
@@ -674,12 +673,11 @@ class LeaseService:
         new parameters need others) in the update's transaction: the old
         ones are released and removed, the new ones booked, all or
         nothing.  Returns the new parts' ids."""
-        view = views.lease(lease)
-        res_views = {r['id']: r for r in view['reservations']}
+        value = plugin_values.Lease.of(lease)
         for part in [r for r in lease.reservations
                      if r.part_of == owner.id]:
             self.plugins.get(part.resource_type).delete(
-                ctx, view, res_views[part.id])
+                ctx, value, plugin_values.Reservation.of(part))
             lease.reservations.remove(part)
         plugin = self.plugins.get(owner.resource_type)
         items = self._parts(plugin, owner.params, None)
@@ -693,17 +691,15 @@ class LeaseService:
             row.params = item.plugin.params_with_id(row.params, row.id)
         owner.params = plugin.with_parts(owner.params, [r.id for r in rows])
         db_api.flush(ctx)
-        view = views.lease(lease)
-        res_views = {r['id']: r for r in view['reservations']}
         for row, item in zip(rows, items):
             with _about(item.label):
-                resource_id = item.plugin.reserve(ctx, view,
-                                                  res_views[row.id])
+                resource_id = item.plugin.reserve(
+                    ctx, value, plugin_values.Reservation.of(row))
             if resource_id is not None:
                 row.resource_id = resource_id
         return [row.id for row in rows]
 
-    def _grow_parts(self, ctx, lease, owner, old_params, old_view,
+    def _grow_parts(self, ctx, lease, owner, old_params, old_value,
                     dates_moved):
         """Update the started parts of ``owner`` (an active reservation
         whose new parameters hold other parts) in the update's
@@ -713,12 +709,14 @@ class LeaseService:
         or nothing; a part no request names keeps what it holds (and
         moves with the dates)."""
         plugin = self.plugins.get(owner.resource_type)
-        view = views.lease(lease)
-        res_views = {r['id']: r for r in view['reservations']}
+        value = plugin_values.Lease.of(lease)
+        res_values = {res.id: res_value for res, res_value
+                      in plugin_values.reservation_pairs(lease)}
         rows = {r.id: r for r in lease.reservations
                 if r.part_of == owner.id and r.status != states.RES_DELETED}
         matched = plugin.active_parts(
-            owner.params, old_params, [res_views[i] for i in sorted(rows)])
+            owner.params, old_params,
+            [res_values[i] for i in sorted(rows)])
         requests = {part_id: (label, request)
                     for label, part_id, request in matched}
         for part_id, row in sorted(rows.items()):
@@ -729,8 +727,8 @@ class LeaseService:
                                                      request)
                 if params == row.params and not dates_moved:
                     continue
-                row.params = part_plugin.update(ctx, old_view, view,
-                                                res_views[part_id], params)
+                row.params = part_plugin.update(ctx, old_value, value,
+                                                res_values[part_id], params)
         owner.params = plugin.with_parts(
             owner.params, [part_id for _l, part_id, _r in matched])
         db_api.flush(ctx)
@@ -740,13 +738,15 @@ class LeaseService:
         users before the start (``ResourcePlugin.prepare``), after the
         commit; returns the lease as it is then."""
         called = False
+        value = plugin_values.Lease.from_view(lease)
         for res in lease['reservations']:
             if reservation_ids is not None and res['id'] not in \
                     reservation_ids:
                 continue
             plugin = self.plugins.get(res['resource_type'])
             if plugin.acts_in_cloud:
-                plugin.prepare(ctx, lease, res)
+                plugin.prepare(ctx, value,
+                               plugin_values.Reservation.from_view(res))
                 called = True
         if not called:
             return lease
@@ -821,12 +821,13 @@ class LeaseService:
             # what an active lease held until now outlives it
             db_usage.record_consumed(session, lease.id, dates.utcnow())
             reclaim = lease.status in (states.ACTIVE, states.ERROR)
-            for res, res_view in views.in_run_order(
-                    False, zip(lease.reservations, view['reservations'])):
+            value = plugin_values.Lease.of(lease)
+            for res, res_value in plugin_values.in_run_order(
+                    False, plugin_values.reservation_pairs(lease)):
                 plugin = self.plugins.get(res.resource_type)
                 if reclaim and res.status != states.RES_DELETED:
-                    plugin.on_end(ctx, view, res_view, None)
-                plugin.delete(ctx, view, res_view)
+                    plugin.on_end(ctx, value, res_value, None)
+                plugin.delete(ctx, value, res_value)
             db_api.lease_delete(ctx, lease)
         return view
 

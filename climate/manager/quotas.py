@@ -27,7 +27,7 @@ import oslo_messaging as messaging
 
 from climate import dates
 from climate.db import api as db_api
-from climate.db import ledger
+from climate.db.ledger import windows
 from climate.db import quotas as db_quotas
 from climate import exceptions
 from climate import outbound
@@ -158,7 +158,7 @@ def enforce(session, project_id, lease_id, start, end, old_end=None):
         limits = quota_math.effective(_own(db_quotas.get(
             session, project_id, lock=True, create=True)), defaults())
     # one seek bounds every window read below
-    level = ledger.longest_level(session)
+    level = windows.longest_level(session)
     holdings = []
     if limits.max_concurrent:
         holdings = [quota_math.Holding(*row) for row in db_quotas.holdings(

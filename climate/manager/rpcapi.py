@@ -319,7 +319,7 @@ class ManagerAPI:
 
     def list_leases(self, ctx, **query):
         """A page of leases: ``{'leases_zlib': the JSON text of the array,
-        deflated, 'count', 'last_id'}`` (``climate.manager.views.lease_page``;
+        deflated, 'count', 'last_id'}`` (``climate.lease.views.lease_page``;
         ``views.page_leases`` gives the text)."""
         return self._call(ctx, 'list_leases',
                           query=dict(query, compressed=True))
@@ -520,8 +520,9 @@ class ManagerAPI:
 
     def released_all(self, ctx):
         """Tell every manager that capacity was released: their passes
-        over the waiting leases try them now (``climate.manager.retries``);
-        their engines look for due events too.  As :meth:`wake_all`."""
+        over the waiting leases try them now
+        (``climate.manager.workers.retries``); their engines look for due
+        events too.  As :meth:`wake_all`."""
         self._cast_all(ctx, 'released', RETRIES_VERSION)
 
     def _cast_all(self, ctx, method, version=None):

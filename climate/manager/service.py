@@ -1,6 +1,5 @@
 """climate-manager: the RPC endpoint, the lease service and the engine."""
 
-import datetime
 import os
 import socket
 
@@ -11,7 +10,7 @@ from oslo_log import log as logging
 from climate import context as climate_context
 from climate import dates
 from climate import exceptions
-from climate.manager import events
+from climate.manager import billing
 from climate.manager import floatingips
 from climate.manager import hosts
 from climate.manager import idempotency
@@ -21,15 +20,17 @@ from climate.manager import networks
 from climate.manager import outages
 from climate.manager import plugins as plugin_registry
 from climate.manager import quotas
-from climate.manager import hunts
-from climate.manager import retries
 from climate.manager import rpcapi
-from climate.manager import billing
-from climate.manager import body_filler
-from climate.manager import trust_sweeper
 from climate.manager import usage
 from climate.manager import volume_pools
 from climate.manager import webhooks
+from climate.manager.workers import body_filler
+from climate.manager.workers import delivery
+from climate.manager.workers import events
+from climate.manager.workers import hunts
+from climate.manager.workers import power as power_planner
+from climate.manager.workers import retries
+from climate.manager.workers import trust_sweeper
 from climate.notifications import lease as lease_notifications
 from climate import rpc
 
@@ -40,8 +41,7 @@ CONF = cfg.CONF
 def _parse_query_dates(filters):
     for key in ('time_from', 'time_to'):
         if filters.get(key):
-            filters[key] = datetime.datetime.strptime(
-                filters[key], dates.OUTPUT_FORMAT)
+            filters[key] = dates.parse_output(filters[key])
     return filters
 
 
@@ -63,6 +63,7 @@ class ManagerEndpoint:
         self.plugins = service.plugins
         self.engine = service.engine
         self.retries = service.retries
+        self.power_planner = service.power_planner
         self.host = service.host
 
     @_user_errors
@@ -96,6 +97,8 @@ class ManagerEndpoint:
 
     def wake(self, ctx):
         self.engine.wake()
+        # a lease due soon may need a sleeping host woken now
+        self.power_planner.wake()
 
     def released(self, ctx):
         """1.2: capacity was released (a lease ended, was deleted or gave
@@ -135,12 +138,15 @@ class ManagerService:
         self.trust_sweeper = trust_sweeper.TrustSweeper()
         self.body_filler = body_filler.BodyFiller()
         self.key_purger = idempotency.KeyPurger()
-        self.webhooks = webhooks.DeliveryWorker(self.host)
+        # runs only with [power] enabled
+        self.power_planner = power_planner.PowerPlanner()
+        self.webhooks = delivery.DeliveryWorker(self.host)
         # a notice the engine ran is sent at once by this manager
         self.engine.deliveries_recorded = self.webhooks.wake
 
     def _wake_all(self):
         self.engine.wake()
+        self.power_planner.wake()
         self._tell_all('wake_all')
 
     def _released_all(self):
@@ -180,6 +186,7 @@ class ManagerService:
         self.trust_sweeper.start()
         self.body_filler.start()
         self.key_purger.start()
+        self.power_planner.start()
         self.webhooks.start()
         self.retries.start()
         self.hunts.start()
@@ -194,6 +201,7 @@ class ManagerService:
         self.trust_sweeper.stop()
         self.body_filler.stop()
         self.key_purger.stop()
+        self.power_planner.stop()
         self.retries.stop()
         self.hunts.stop()
         self.engine.stop()

@@ -9,8 +9,10 @@ DONE: one delivery row per matching webhook of the lease's project, so a
 notice is recorded exactly once (the unique key ``(webhook_id,
 event_id)``), and a lease never waits for an endpoint.
 
-Each manager runs a :class:`DeliveryWorker`: it claims due deliveries in
-SQL (owner, token and expiry, SKIP LOCKED where the database has it),
+Each manager runs a delivery worker
+(:class:`climate.manager.workers.delivery.DeliveryWorker`): it claims due
+deliveries in SQL (owner, token and expiry, SKIP LOCKED where the
+database has it),
 POSTs each body signed with the webhook's secret
 (``X-Climate-Signature: sha256=<hex HMAC-SHA256 of the body>``), and
 records the outcome while its claim is still on the row: a 2xx answer is
@@ -27,30 +29,22 @@ multicast unless ``[webhooks] allow_private_targets`` (the managers would
 otherwise POST to themselves or to the cloud's metadata service).
 """
 
-import concurrent.futures
-import datetime
 import hashlib
 import hmac
 import ipaddress
 import json
 import socket
-import threading
-import time
-import urllib.error
 import urllib.parse
-import urllib.request
 import uuid
 
 from oslo_config import cfg
 from oslo_log import log as logging
 import oslo_messaging as messaging
 
-from climate import context as climate_context
 from climate import dates
 from climate.db import webhooks as db_webhooks
 from climate import exceptions
-from climate import lease_events
-from climate import outbound
+from climate.lease import events as lease_events
 
 LOG = logging.getLogger(__name__)
 CONF = cfg.CONF
@@ -66,8 +60,6 @@ MAX_URL_LENGTH = 2048
 MIN_SECRET_LENGTH = 16
 MAX_SECRET_LENGTH = 255
 CREATE_FIELDS = ('url', 'secret', 'event_types')
-#: Bytes of an endpoint's answer kept in the log (it is not ours to keep).
-_ANSWER_KEPT = 200
 
 
 # -- pure pieces --------------------------------------------------------------
@@ -335,195 +327,3 @@ class WebhooksEndpoint:
     @_user_errors
     def webhook_deliveries(self, ctx, webhook_id, limit):
         return self.service.deliveries(ctx, webhook_id, limit)
-
-
-# -- the sender ---------------------------------------------------------------
-
-def post(url, body, headers, timeout):
-    """POST ``body``; returns ``(status code or None, error text or
-    None)``, never raises for the endpoint's failures."""
-    request = urllib.request.Request(url, data=body, headers=headers,
-                                     method='POST')
-    try:
-        with outbound.OPENER.open(request, timeout=timeout) as answer:
-            return answer.status, None
-    except urllib.error.HTTPError as exc:
-        try:
-            text = exc.read(_ANSWER_KEPT).decode('utf-8', 'replace')
-        except Exception:  # the answer's body is a courtesy
-            text = ''
-        finally:
-            exc.close()
-        return exc.code, ('HTTP %d %s%s' % (
-            exc.code, exc.reason, ': ' + text if text else ''))[:1000]
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        reason = getattr(exc, 'reason', exc)
-        return None, ('%s: %s' % (type(reason).__name__, reason))[:1000]
-
-
-class DeliveryWorker:
-    """A manager's thread sending due deliveries, ``[webhooks] workers``
-    at a time; safe with any number of managers doing the same."""
-
-    def __init__(self, owner, resolve=None, sender=None):
-        self.owner = owner
-        self._resolve = resolve
-        self._send = sender or post
-        self._wakeup = threading.Event()
-        self._stopping = threading.Event()
-        self._thread = None
-        self._workers = CONF.webhooks.workers
-        self._pool = concurrent.futures.ThreadPoolExecutor(
-            self._workers, thread_name_prefix='climate-webhook')
-        self._slots = threading.Semaphore(self._workers)
-        # ids claimed and not yet attempted: what stop() gives back
-        self._held = set()
-        self._held_lock = threading.Lock()
-
-    def start(self):
-        """Start the worker's loop in a thread of its own."""
-        self._thread = threading.Thread(target=self._loop, daemon=True,
-                                        name='climate-webhooks')
-        self._thread.start()
-
-    def stop(self, timeout=30):
-        """Stop claiming, let the POSTs under way end (each is bounded by
-        ``[webhooks] timeout``), give back the claims not started."""
-        self._stopping.set()
-        self._wakeup.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-        self._pool.shutdown(wait=True, cancel_futures=True)
-        with self._held_lock:
-            held = sorted(self._held)
-        if not held:
-            return  # no database call: a manager stopping in an outage
-        try:
-            db_webhooks.deliveries_release(
-                climate_context.admin_context(), self.owner, held,
-                dates.utcnow())
-        except Exception:
-            LOG.exception('Could not give back the claimed deliveries; '
-                          'they are sent again when their claims expire')
-
-    def wake(self):
-        """Look for due deliveries now (an event just recorded some)."""
-        self._wakeup.set()
-
-    def _loop(self):
-        ctx = climate_context.admin_context()
-        while not self._stopping.is_set():
-            try:
-                claimed = self.run_once(ctx)
-            except Exception:
-                LOG.exception('Webhook delivery pass failed; retrying')
-                claimed = 0
-                self._stopping.wait(1)
-            if not claimed:
-                self._sleep(ctx)
-
-    def _sleep(self, ctx):
-        timeout = CONF.webhooks.poll_interval
-        try:
-            nxt = db_webhooks.next_due(ctx)
-        except Exception:
-            LOG.exception('Cannot read the next delivery time')
-            nxt = None
-        if nxt is not None:
-            wait = (nxt - dates.utcnow()).total_seconds()
-            timeout = max(0.0, min(timeout, wait))
-        if timeout > 0:
-            self._wakeup.wait(timeout)
-        self._wakeup.clear()
-
-    def claim_ttl(self):
-        """How long a claim lasts: never shorter than an attempt."""
-        return datetime.timedelta(seconds=max(
-            CONF.webhooks.claim_ttl, CONF.webhooks.timeout + 5))
-
-    def run_once(self, ctx):
-        """Claim what is due (as many as there are free senders) and hand
-        it to them; returns the count."""
-        free = 0
-        while free < self._workers and self._slots.acquire(blocking=False):
-            free += 1
-        if not free:
-            # every sender busy: wait for one, at most a poll interval
-            if not self._slots.acquire(
-                    timeout=CONF.webhooks.poll_interval):
-                return 0
-            free = 1
-        token = str(uuid.uuid4())
-        try:
-            claimed = db_webhooks.deliveries_claim(
-                ctx, self.owner, token, dates.utcnow(), free,
-                self.claim_ttl())
-        except Exception:
-            for _ in range(free):
-                self._slots.release()
-            raise
-        for _ in range(free - len(claimed)):
-            self._slots.release()
-        with self._held_lock:
-            self._held.update(d['id'] for d in claimed)
-        for delivery in claimed:
-            future = self._pool.submit(self.deliver, ctx, delivery, token)
-            future.add_done_callback(lambda _f: self._slots.release())
-        return len(claimed)
-
-    def deliver(self, ctx, delivery, token):
-        """One attempt at a claimed delivery, and its outcome recorded;
-        never raises."""
-        with self._held_lock:
-            self._held.discard(delivery['id'])
-        try:
-            code, error = self._attempt(delivery)
-            self._record(ctx, delivery, token, code, error)
-        except Exception:
-            LOG.exception('Delivery %s: the attempt could not be recorded; '
-                          'it is made again when its claim expires',
-                          delivery['id'])
-
-    def _attempt(self, delivery):
-        try:
-            check_url(delivery['url'], CONF.webhooks.allow_private_targets,
-                      self._resolve)
-        except exceptions.InvalidInput as exc:
-            # the name resolves elsewhere since the webhook was made
-            return None, exc.message
-        body = delivery['body'].encode('utf-8')
-        headers = {
-            'Content-Type': 'application/json',
-            'User-Agent': 'climate-webhooks/1.0',
-            SIGNATURE_HEADER: sign(delivery['secret'], body),
-            'X-Climate-Delivery': delivery['id'],
-            'X-Climate-Event': delivery['event_type'],
-            'X-Climate-Attempt': str(delivery['attempts']),
-            'X-Climate-Timestamp': str(int(time.time())),
-        }
-        return self._send(delivery['url'], body, headers,
-                          CONF.webhooks.timeout)
-
-    def _record(self, ctx, delivery, token, code, error):
-        now = dates.utcnow()
-        attempts = delivery['attempts']
-        if code is not None and 200 <= code < 300:
-            values = {'status': db_webhooks.DELIVERED, 'delivered_at': now,
-                      'last_status_code': code, 'last_error': None}
-        elif attempts >= CONF.webhooks.max_attempts:
-            values = {'status': db_webhooks.FAILED, 'last_status_code': code,
-                      'last_error': error}
-            LOG.warning('Delivery %s to webhook %s gave up after %d '
-                        'attempts: %s', delivery['id'],
-                        delivery['webhook_id'], attempts, error)
-        else:
-            delay = retry_delay(attempts, CONF.webhooks.backoff_base,
-                                CONF.webhooks.backoff_max)
-            values = {'next_attempt_at': dates.ceil_second(
-                now + datetime.timedelta(seconds=delay)),
-                'last_status_code': code, 'last_error': error}
-        if not db_webhooks.delivery_finish(ctx, delivery['id'], token,
-                                           values):
-            LOG.info('Delivery %s was taken over (its claim expired) or its '
-                     'webhook deleted; its outcome is not recorded here',
-                     delivery['id'])

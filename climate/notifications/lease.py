@@ -7,7 +7,7 @@ versioned: consumers check ``version`` (MAJOR.MINOR; a MINOR bump only adds
 fields) and read ``lease``, the lease exactly as ``GET /v1/leases/{id}``
 shows it, and (1.1) ``usage``, its resource-hours consumed and committed
 by resource type and class, so that a meter needs not call back; (1.2) the
-lease's type fields and states (``climate.manager.lease_types``).  See
+lease's type fields and states (``climate.lease.types``).  See
 doc/source/notifications.rst for the schema.
 """
 
@@ -51,6 +51,15 @@ def lease_usage(ctx, lease_id):
     return usage_math.lease_usage(rows)
 
 
+def leases_usage(ctx, lease_ids):
+    """:func:`lease_usage` of each lease of ``lease_ids``, read in one
+    statement: ``{lease id: usage}``."""
+    with db_api.reader(ctx) as session:
+        rows = db_usage.leases_rows(session, lease_ids, dates.utcnow())
+    return {lease_id: usage_math.lease_usage(rows.get(lease_id, []))
+            for lease_id in lease_ids}
+
+
 class LeaseNotifier:
     """Sends ``climate.lease.*`` notifications; never fails the caller."""
 
@@ -67,3 +76,27 @@ class LeaseNotifier:
         except Exception:  # a metering outage must not undo a lease change
             LOG.exception('Could not send climate.lease.%s for %s', action,
                           lease['id'])
+
+    def send_many(self, ctx, notices):
+        """:meth:`send` each ``(action, lease, event)`` of ``notices``,
+        the usage of all their leases read in one statement (a batch of
+        events: one query, not one per lease)."""
+        if not notices:
+            return
+        try:
+            if not self._notifier.is_enabled():
+                return
+            usage = leases_usage(ctx, [lease['id'] for _a, lease, _e
+                                       in notices])
+        except Exception:
+            LOG.exception('Could not read the usage of %d leases for their '
+                          'notifications', len(notices))
+            return
+        for action, lease, event in notices:
+            try:
+                self._notifier.info(ctx, 'climate.lease.%s' % action,
+                                    payload(lease, event,
+                                            usage[lease['id']]))
+            except Exception:
+                LOG.exception('Could not send climate.lease.%s for %s',
+                              action, lease['id'])

@@ -13,7 +13,7 @@ Counts and times only, never a provider, a lease or a project.
 
 :func:`parse` checks the query (each malformed field a 400 naming it),
 :func:`frame` is the part of the answer about time, and :func:`windows`
-walks a ``climate.db.ledger.Outlook`` for the windows.
+walks a ``climate.db.ledger.availability.Outlook`` for the windows.
 """
 
 import collections
@@ -21,7 +21,7 @@ import datetime
 
 from climate import dates
 from climate import exceptions
-from climate.plugins.virtual_instance import plugin as instance_plugin
+from climate.plugins import rebooking
 
 #: Most windows one answer lists.
 MAX_WINDOWS = 20
@@ -142,7 +142,7 @@ def frame(query):
     }
     until = query.latest
     if until is None:
-        until = instance_plugin.horizon_end(query.earliest, query.duration)
+        until = rebooking.horizon_end(query.earliest, query.duration)
         answer['searched_until'] = dates.format(until)
     return answer, until
 

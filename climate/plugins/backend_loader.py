@@ -15,8 +15,10 @@ class BackendUnavailable(Exception):
     """No backend for the configured inventory."""
 
 
-def load(conf, resource_type, group, modules, base_class):
-    """An instance of the backend of ``[group] inventory``.
+def load(conf, resource_type, group, modules, base_class,
+         option='inventory'):
+    """An instance of the backend of ``[group] <option>`` (``inventory``
+    unless told).
 
     :param modules: ``{inventory name: module path}``.
     :param base_class: the backend contract; the module's backend is its
@@ -24,11 +26,12 @@ def load(conf, resource_type, group, modules, base_class):
     :raises BackendUnavailable: an unknown inventory, a module that cannot
         be imported or that holds no such backend.
     """
-    name = getattr(conf, group).inventory
+    name = getattr(getattr(conf, group), option)
     if name not in modules:
         raise BackendUnavailable(
-            'no %s backend for [%s] inventory = %s; known: %s' % (
-                resource_type, group, name, ', '.join(sorted(modules))))
+            'no %s backend for [%s] %s = %s; known: %s' % (
+                resource_type, group, option, name,
+                ', '.join(sorted(modules))))
     try:
         module = importlib.import_module(modules[name])
     except ImportError as exc:

@@ -14,8 +14,12 @@ A plugin owns one ``resource_type`` (``physical:host``, ``virtual:instance``,
 
 Actions at start and end must be idempotent: after a crash, an event whose
 transaction never committed runs again on another manager, and must finish
-the job rather than fail or do it twice.  ``lease`` and ``reservation`` are
-plain dicts (see ``climate.manager.views``); ``ctx`` carries the transaction.
+the job rather than fail or do it twice.  ``lease`` is a typed value
+(``climate.plugins.values.Lease``: ids, status, and its dates as
+datetimes), ``event`` one too (``values.Event``), ``reservation`` as
+well (``values.Reservation``: its ids, status and flags as attributes,
+its stored parameters in ``params``; ``as_dict()`` gives the flat dict a
+backend takes); ``ctx`` carries the transaction.
 
 Whose credentials a plugin uses:
 
@@ -59,7 +63,7 @@ class ResourcePlugin(abc.ABC):
     #: taken out of the cloud's common pool), so that a booking is a
     #: guarantee; false where the cloud's other users draw on the same
     #: pool, so that a booking is a prediction (a ``scheduled`` lease's
-    #: answer says which, ``climate.manager.lease_types``).
+    #: answer says which, ``climate.lease.types``).
     capacity_guaranteed = True
 
     def __init__(self, owner=None):
@@ -75,9 +79,9 @@ class ResourcePlugin(abc.ABC):
         action, not per request.
         :raises climate.exceptions.NoTrust: the lease holds no trust.
         """
-        if not lease.get('trust_id'):
-            raise exceptions.NoTrust(lease_id=lease['id'])
-        return keystone.trust_session(lease['trust_id'])
+        if not lease.trust_id:
+            raise exceptions.NoTrust(lease_id=lease.id)
+        return keystone.trust_session(lease.trust_id)
 
     @staticmethod
     def service_session():
@@ -154,8 +158,9 @@ class ResourcePlugin(abc.ABC):
         """For an *active* reservation whose new parameters ``params``
         (from :meth:`validate_change`; ``old`` the stored ones) hold other
         parts (:meth:`needs_changed`): which of its started ``parts``
-        (their views) meets each request of :meth:`parts`, as a list of
-        ``(label, part id, request)`` in that order; the lease service
+        (``climate.plugins.values.Reservation`` values) meets each
+        request of :meth:`parts`, as a list of ``(label, part id,
+        request)`` in that order; the lease service
         updates each part with its request (its own plugin's rules for an
         active reservation) in the update's transaction.  Default: an
         active reservation's parts never change (409).

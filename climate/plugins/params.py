@@ -1,6 +1,7 @@
-"""What the plugins share about a reservation's parameters: the checks
-of the fields Climate sets (the addresses, pools, ids a plugin learns) in
-a request or a change, and writing them into the stored parameters."""
+"""What the plugins share about a reservation's parameters: whole
+numbers and host filters read as Blazar reads them, the checks of the
+fields Climate sets (the addresses, pools, ids a plugin learns) in a
+request or a change, and writing them into the stored parameters."""
 
 import sqlalchemy as sa
 
@@ -8,7 +9,54 @@ from climate.db import api as db_api
 from climate.db import lease_json
 from climate.db import models
 from climate import exceptions
+from climate.plugins import common
+from climate.plugins import host_filters
 from climate import states
+
+#: The largest amount or size (Blazar's database integer).
+DB_MAX_INT = 2 ** 31 - 1
+
+
+def integer(value, name, low, meaning=None):
+    """``value`` as Blazar reads a whole number (``int(str(value))``,
+    from ``low`` to :data:`DB_MAX_INT`), else MalformedParameter with
+    Blazar's sentence (oslo's ``validate_integer``) and Climate's, which
+    says what ``name`` is (``meaning``, e.g. 'the VCPUs of one
+    instance')."""
+    try:
+        number = int(str(value))
+    except (ValueError, UnicodeEncodeError):
+        blazar = '%s must be an integer' % name
+    else:
+        if number < low:
+            blazar = '%s must be >= %d' % (name, low)
+        elif number > DB_MAX_INT:
+            blazar = '%s must be <= %d' % (name, DB_MAX_INT)
+        else:
+            return number
+    raise exceptions.MalformedParameter(
+        message='%s. %s is %s: a whole number from %d to %d, not %s.' % (
+            blazar, name, meaning or name, low, DB_MAX_INT,
+            common.short(value)), param=name)
+
+
+def filter_of(value):
+    """``resource_properties`` checked as the ``physical:host`` plugin
+    checks it (the same language, over the hosts' extra capabilities);
+    '' when empty."""
+    if value is None or value == '':
+        return ''
+    if not isinstance(value, str):
+        raise exceptions.MalformedRequirements(
+            rqrms=common.short(value),
+            reason='resource_properties must be a JSON filter in a string, '
+                   'e.g. \'["=", "$gpu", "true"]\'')
+    try:
+        host_filters.parse_filters({'resource_properties': value})
+    except exceptions.InvalidInput as exc:
+        raise exceptions.MalformedRequirements(
+            rqrms=value, reason=exc.kwargs.get('reason') or exc.message)
+    return value
 
 
 def check_fields(params, resource_type, request_fields, output_fields):
@@ -28,11 +76,11 @@ def check_fields(params, resource_type, request_fields, output_fields):
 def refuse_if_error(reservation):
     """InvalidStateUpdate (409): a reservation in error takes no
     change."""
-    if reservation['status'] == states.RES_ERROR:
+    if reservation.status == states.RES_ERROR:
         raise exceptions.InvalidStateUpdate(
-            id=reservation['id'], status=reservation['status'],
+            id=reservation.id, status=reservation.status,
             reason='Reservation %s is in error; delete its lease and make '
-                   'a new one.' % reservation['id'])
+                   'a new one.' % reservation.id)
 
 
 def without_output(current, changes, output_fields):

@@ -12,7 +12,9 @@ the horizon (:func:`fit_horizon`: four times the duration, at least a
 day) is open and counts as :data:`OPEN_SLACK`.  So short leases fill the
 holes between existing allocations and hosts with long free stretches
 stay whole for long leases; hosts free far around the window are taken
-last.  Ties go to the lowest host id.
+last.  Ties go to the hosts that are awake (when the caller says which
+are asleep: power follows the ledger, decision 8 of the design), then to
+the lowest host id.
 """
 
 import collections
@@ -48,10 +50,22 @@ def slack(candidate, start, end, horizon=None):
                  (candidate.next_start - end).total_seconds()))
 
 
-def choose(candidates, start, end, count, horizon=None):
-    """The ``count`` best-fitting candidates' host ids (the choice rule)."""
-    ranked = sorted(candidates,
-                    key=lambda c: (slack(c, start, end, horizon), c.host_id))
+def choose(candidates, start, end, count, horizon=None, asleep=None):
+    """The ``count`` best-fitting candidates' host ids (the choice rule).
+
+    ``asleep``: ids of hosts powered off or still booting
+    (:func:`climate.scheduling.power.asleep`); among equal slack, awake
+    hosts come before them, so a lease that starts now waits for a boot
+    only when no awake host fits as well.
+    """
+    if asleep:
+        def key(c):
+            return (slack(c, start, end, horizon), c.host_id in asleep,
+                    c.host_id)
+    else:
+        def key(c):
+            return (slack(c, start, end, horizon), c.host_id)
+    ranked = sorted(candidates, key=key)
     return [c.host_id for c in ranked[:count]]
 
 

@@ -255,11 +255,13 @@ class ClimateEnvironment:
     def book_slots(self, name, start, end, shape, count=1, providers=None,
                    affinity=None):
         """Instance slots booked straight into the capacity ledger
-        (``ledger.place`` on compute hosts) for a new noop lease over
+        (``slot_search.place`` on compute hosts) for a new noop lease over
         ``[start, end)`` (naive UTC datetimes): ``(lease id, reservation
         id, {provider: units})``.  Raises the ledger's Conflict when they
         do not fit."""
-        from climate.db import ledger
+        from climate.db.ledger import booking
+        from climate.db.ledger import inventory
+        from climate.db.ledger import slot_search
         resp = self.request('POST', '/v1/leases', body=lease_body(
             name, start.strftime('%Y-%m-%d %H:%M'),
             end.strftime('%Y-%m-%d %H:%M')))
@@ -267,9 +269,9 @@ class ClimateEnvironment:
         lease = resp.json['lease']
         res_id = lease['reservations'][0]['id']
         ctx = context.admin_context()
-        placed = ledger.run(ctx, ledger.place, res_id, lease['id'], shape,
-                            count, start, end, affinity=affinity,
-                            providers=providers, kind=ledger.COMPUTE_HOST)
+        placed = booking.run(ctx, slot_search.place, res_id, lease['id'],
+                             shape, count, start, end, affinity=affinity,
+                             providers=providers, kind=inventory.COMPUTE_HOST)
         return lease['id'], res_id, placed
 
     def bookings(self, resource_class=None):

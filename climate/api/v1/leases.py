@@ -10,8 +10,8 @@ from climate.api import microversion
 from climate.api.v1 import types
 from climate import dates
 from climate import exceptions
-from climate.manager import lease_types
-from climate.manager import views
+from climate.lease import types as lease_types
+from climate.lease import views
 from climate import policy
 from climate import states
 

@@ -86,7 +86,7 @@ class LeaseCreate(wtypes.Base):
     before_end_date = Date
     reservations = [Params]
     events = [Params]
-    # microversion 1.11 (climate.manager.lease_types checks them)
+    # microversion 1.11 (climate.lease.types checks them)
     lease_type = json_scalar
     max_retries = json_scalar
 

@@ -14,9 +14,8 @@ from climate import dates
 from climate.db import models
 from climate.db import network_segments as db_segments
 from climate import exceptions
+from climate.plugins import capabilities
 from climate.plugins import common
-from climate.plugins.physical_host import inventory as host_inventory
-from climate.plugins.physical_host import plugin as host_plugin
 from climate.scheduling import filters
 
 NETWORK_TYPES = ('vlan', 'vxlan', 'flat')
@@ -46,7 +45,7 @@ def physical_network(value, kind):
                        'out (or null), not %s.' % common.short(value))
         return None
     if not isinstance(value, str) or not value.strip() or \
-            len(value) > 255 or not host_plugin.storable(value):
+            len(value) > 255 or not common.storable(value):
         raise exceptions.MalformedParameter(
             param='physical_network',
             reason='a %s segment names its physical_network (a non-empty '
@@ -132,7 +131,7 @@ class Inventory:
             'segment_id': segment_id(body.pop('segment_id', None), kind),
             'reservable': reservable(body.pop('reservable', True)),
         }
-        values['capabilities'] = host_inventory.stored_capabilities(
+        values['capabilities'] = capabilities.stored(
             body, allow_null=False, owner=OWNER, reserved=RESERVED_KEYS)
         return db_segments.segment_create(ctx, values)
 
@@ -156,7 +155,7 @@ class Inventory:
         flag = values.pop('reservable', None)
         if flag is not None:
             reservable(flag)
-        caps = host_inventory.stored_capabilities(
+        caps = capabilities.stored(
             values, allow_null=True, owner=OWNER, reserved=RESERVED_KEYS)
         return db_segments.segment_update(
             ctx, segment_row_id, capabilities=caps, reservable=flag,

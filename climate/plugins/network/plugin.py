@@ -11,13 +11,13 @@ capabilities, and names the Neutron network to make on it
 those an operator registered through ``/v1/networks``
 (``climate.db.network_segments``).
 
-**Booking.**  Each segment is a provider of the capacity ledger holding
-one ``NETWORK_SEGMENT``.  In the lease's transaction one of the matching
-reservable segments free over the whole window is booked
-(``ledger.place_units``, the lowest free one); the ledger locks and re-checks
-it, so no segment is ever booked by two reservations over overlapping
-windows.  None free: 409 saying how many match and from when one would
-be free (``ledger.earliest_start``).
+**Booking.**  Each segment is a provider of the capacity ledger holding one
+``NETWORK_SEGMENT``.  In the lease's transaction one of the matching reservable
+segments free over the whole window is booked
+(``climate.db.ledger.unit_search.place_units``, the lowest free one); the
+ledger locks and re-checks it, so no segment is ever booked by two reservations
+over overlapping windows.  None free: 409 saying how many match and from when
+one would be free (``availability.earliest_start``).
 
 **In the cloud** the backend of ``[networks] inventory`` acts: at the
 start it makes the network, at the end it deletes it with its ports and
@@ -37,16 +37,18 @@ from oslo_log import log as logging
 
 from climate import dates
 from climate.db import api as db_api
-from climate.db import ledger
+from climate.db.ledger import availability
+from climate.db.ledger import booking
+from climate.db.ledger import unit_search
 from climate.db import network_segments as db_segments
 from climate import exceptions
 from climate.plugins import backend_loader
 from climate.plugins import base
+from climate.plugins import caches
 from climate.plugins import common
-from climate.plugins import params as stored
 from climate.plugins.network import backends
-from climate.plugins.physical_host import plugin as host_plugin
-from climate.plugins.virtual_instance import plugin as instance_plugin
+from climate.plugins import params as stored
+from climate.plugins import rebooking
 from climate.scheduling import filters
 from climate import states
 
@@ -81,7 +83,7 @@ def text_of(value, name, required):
     if value in (None, '') and not required:
         return None
     if not isinstance(value, str) or not value.strip() or \
-            len(value) > MAX_TEXT or not host_plugin.storable(value):
+            len(value) > MAX_TEXT or not common.storable(value):
         raise exceptions.MalformedParameter(
             param=name, reason='%s is a non-empty string of at most %d '
                                'characters, not %s.' % (name, MAX_TEXT,
@@ -104,7 +106,7 @@ class NetworkPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
     def __init__(self, owner=None):
         super().__init__(owner)
         # the version is read in the caller's session (``_matching``)
-        self._matches = host_plugin.InventoryVersionCache(
+        self._matches = caches.InventoryVersionCache(
             MATCH_CACHE_SIZE, db_segments.inventory_version)
 
     # -- parameters ----------------------------------------------------------
@@ -199,10 +201,10 @@ class NetworkPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
         try:
             if not candidates:
                 raise exceptions.Conflict(reason='no candidate')
-            ledger.place_units(session, res_id, lease_id,
-                               db_segments.NETWORK_SEGMENT, 1, start, end,
-                               providers=None if every else candidates,
-                               kind=db_segments.KIND)
+            unit_search.place_units(session, res_id, lease_id,
+                                    db_segments.NETWORK_SEGMENT, 1, start, end,
+                                    providers=None if every else candidates,
+                                    kind=db_segments.KIND)
         except exceptions.Conflict:
             raise self._not_enough(session, params, list(candidates), start,
                                    end, what)
@@ -218,8 +220,8 @@ class NetworkPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
             return exceptions.NotEnoughNetworks(
                 reason='%s; no reservable segment matches (GET /v1/networks '
                        'lists the segments and their capabilities).' % head)
-        until = instance_plugin.horizon_end(start, end - start)
-        when = ledger.earliest_start(
+        until = rebooking.horizon_end(start, end - start)
+        when = availability.earliest_start(
             session, SHAPE, 1, end - start, start, latest_end=until,
             affinity=False, provider_ids=candidates, kind=db_segments.KIND)
         if when is not None and when <= start:
@@ -244,18 +246,18 @@ class NetworkPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
     def reserve(self, ctx, lease, reservation):
         """Book a segment over the lease's window (409 when none is
         free)."""
-        start = host_plugin.parse_view_date(lease['start_date'])
-        end = host_plugin.parse_view_date(lease['end_date'])
+        start = lease.start_date
+        end = lease.end_date
         with db_api.writer(ctx) as session:
-            self._place(session, reservation['id'], lease['id'],
-                        reservation, start, end)
-            params = {k: reservation.get(k)
+            self._place(session, reservation.id, lease.id,
+                        reservation.params, start, end)
+            params = {k: reservation.params.get(k)
                       for k in REQUEST_FIELDS + OUTPUT_FIELDS}
             params.update(segment_params(self._held(session,
-                                                    reservation['id'])))
-            stored.store_at_create(session, lease['id'], reservation['id'],
+                                                    reservation.id)))
+            stored.store_at_create(session, lease.id, reservation.id,
                                    params)
-        return reservation['id']
+        return reservation.id
 
     def update(self, ctx, old_lease, lease, reservation, new_params):
         """Pending: the same segment while it matches and stays free over
@@ -263,41 +265,42 @@ class NetworkPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
         while the segment stays free; the segment and the network's name
         stay (400)."""
         params = dict(new_params)
-        res_id = reservation['id']
-        start = host_plugin.parse_view_date(lease['start_date'])
-        end = host_plugin.parse_view_date(lease['end_date'])
+        res_id = reservation.id
+        start = lease.start_date
+        end = lease.end_date
         stored.refuse_if_error(reservation)
         with db_api.writer(ctx) as session:
             held = self._held(session, res_id)
             matching = self._matching(session, params)
             keeps = held is not None and \
                 db_segments.provider(held.id) in matching
-            if reservation['status'] == states.RES_ACTIVE:
+            if reservation.status == states.RES_ACTIVE:
                 if not keeps or params['network_name'] != \
-                        reservation.get('network_name'):
+                        reservation.params.get('network_name'):
                     raise exceptions.CantUpdateNetworkReservation(
                         msg='Reservation %s is active: its network %s is '
                             'made on its segment, so network_name stays '
                             'and the filters must still match the segment; '
                             'only the dates may change.' % (
-                                res_id, reservation.get('network_name')))
-                old_end = host_plugin.parse_view_date(old_lease['end_date'])
+                                res_id,
+                                reservation.params.get('network_name')))
+                old_end = old_lease.end_date
                 if end != old_end:
-                    instance_plugin.extend(session, res_id, lease['id'],
+                    rebooking.extend(session, res_id, lease.id,
                                            dates.utcnow(), end,
                                            'its network segment')
                 return params
             if keeps:
                 try:
-                    ledger.rebook(session, res_id, lease['id'],
-                                  [ledger.Request(db_segments.provider(
+                    booking.rebook(session, res_id, lease.id,
+                                   [booking.Request(db_segments.provider(
                                       held.id), db_segments.NETWORK_SEGMENT,
                                       1)], start, end)
                 except exceptions.Conflict:
                     keeps = False
             if not keeps:
-                ledger.release(session, res_id)
-                self._place(session, res_id, lease['id'], params, start,
+                booking.release(session, res_id)
+                self._place(session, res_id, lease.id, params, start,
                             end, what='cannot move reservation %s' % res_id)
             params.update(segment_params(self._held(session, res_id)))
         return params
@@ -305,7 +308,7 @@ class NetworkPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
     def delete(self, ctx, lease, reservation):
         """Release the reservation's segment."""
         with db_api.writer(ctx) as session:
-            ledger.release(session, reservation['id'])
+            booking.release(session, reservation.id)
 
     # -- events ---------------------------------------------------------------
 
@@ -316,32 +319,33 @@ class NetworkPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
         """Make the reservation's network on its segment (backend
         ``start``)."""
         with db_api.reader(ctx) as session:
-            row = self._held(session, reservation['id'])
+            row = self._held(session, reservation.id)
         if row is None:
             return
         network_id = self.backend.start(
-            reservation['id'], lease['project_id'], segment_params(row),
-            reservation['network_name'],
-            reservation.get('network_description'))
+            reservation.id, lease.project_id, segment_params(row),
+            reservation.params['network_name'],
+            reservation.params.get('network_description'))
         if network_id:
             with db_api.writer(ctx) as session:
-                stored.set_params(session, reservation['id'],
+                stored.set_params(session, reservation.id,
                                   network_id=network_id)
 
     def on_end(self, ctx, lease, reservation, event=None):
         """Delete the reservation's network (backend ``end``), keep what
         the cloud refused in ``cleanup_errors``, free the segment."""
         with db_api.reader(ctx) as session:
-            row = self._held(session, reservation['id'])
+            row = self._held(session, reservation.id)
         segment = segment_params(row) if row is not None else {
-            k: reservation.get(k) for k in ('segment_id', 'network_type',
-                                            'physical_network')}
+            k: reservation.params.get(k)
+            for k in ('segment_id', 'network_type', 'physical_network')}
         errors = []
         if segment.get('network_type'):
-            errors = self.backend.end(reservation['id'], lease['project_id'],
-                                      segment, reservation.get('network_id'))
+            errors = self.backend.end(
+                reservation.id, lease.project_id, segment,
+                reservation.params.get('network_id'))
         with db_api.writer(ctx) as session:
             if errors:
-                stored.set_params(session, reservation['id'],
+                stored.set_params(session, reservation.id,
                                   cleanup_errors=list(errors))
-            ledger.release(session, reservation['id'])
+            booking.release(session, reservation.id)

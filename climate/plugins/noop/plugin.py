@@ -39,8 +39,8 @@ class NoopPlugin(base.ResourcePlugin):
 
     def _record(self, ctx, action, lease, reservation, event_id=None):
         db_api.noop_action_record(
-            ctx, action=action, lease_id=lease['id'],
-            reservation_id=reservation['id'], event_id=event_id,
+            ctx, action=action, lease_id=lease.id,
+            reservation_id=reservation.id, event_id=event_id,
             manager=self.owner)
 
     def reserve(self, ctx, lease, reservation):
@@ -55,11 +55,11 @@ class NoopPlugin(base.ResourcePlugin):
         self._record(ctx, 'delete', lease, reservation)
 
     def on_start(self, ctx, lease, reservation, event):
-        self._record(ctx, 'on_start', lease, reservation, event['id'])
+        self._record(ctx, 'on_start', lease, reservation, event.id)
 
     def on_end(self, ctx, lease, reservation, event=None):
         self._record(ctx, 'on_end', lease, reservation,
-                     event['id'] if event else None)
+                     event.id if event else None)
 
     def before_end(self, ctx, lease, reservation, event):
-        self._record(ctx, 'before_end', lease, reservation, event['id'])
+        self._record(ctx, 'before_end', lease, reservation, event.id)

@@ -25,6 +25,9 @@ from climate import dates
 from climate.db import api as db_api
 from climate.db import hosts as db_hosts
 from climate import exceptions
+from climate.plugins import capabilities as extra_caps
+from climate.plugins import common
+from climate.plugins import host_filters
 from climate.plugins.physical_host.backends import base as backend_base
 from climate.plugins.physical_host import plugin as host_plugin
 from climate.scheduling import filters as sched_filters
@@ -53,10 +56,6 @@ NOVA_FACT_KEYS = STATIC_FACTS + ('hypervisor_hostname', 'availability_zone') \
     + RATIOS
 #: Longest extra capability name a create takes (Blazar's limit).
 MAX_NEW_KEY = 64
-#: Longest name of a property (the column's size; an update takes it).
-MAX_KEY = 255
-MAX_VALUE = 255
-MAX_CAPABILITIES = 64
 MAX_WINDOWS = 20
 MAX_TIMELINE = datetime.timedelta(days=366)
 
@@ -102,52 +101,6 @@ def host_view(row, capabilities):
     return body
 
 
-def check_text(value, field):
-    """``value`` if it is storable text, else InvalidInput naming
-    ``field``."""
-    if isinstance(value, str) and not host_plugin.storable(value):
-        raise exceptions.InvalidInput(
-            reason='%s holds a NUL character or an unpaired surrogate' %
-            field)
-    return value
-
-
-def stored_capabilities(values, allow_null, owner='host',
-                        reserved=RESERVED_KEYS):
-    """Extra capabilities as stored (text values; None: remove one, when
-    ``allow_null``), of a ``owner`` whose own fields are ``reserved``
-    (shared with the network segments' inventory)."""
-    if len(values) > MAX_CAPABILITIES:
-        raise exceptions.InvalidInput(
-            reason='a %s takes at most %d extra capabilities' %
-            (owner, MAX_CAPABILITIES))
-    out = {}
-    for key, value in values.items():
-        check_text(key, 'an extra capability name')
-        check_text(value, 'extra capability %r' % key)
-        if not isinstance(key, str) or not key or len(key) > MAX_KEY or \
-                key.startswith('$'):
-            raise exceptions.InvalidInput(
-                reason='extra capability names are 1 to %d characters, not '
-                       'starting with $: %r' % (MAX_KEY, key))
-        if key in reserved:
-            raise exceptions.InvalidInput(
-                reason='%s is a %s field, not an extra capability' % (
-                    key, owner))
-        if value is None and allow_null:
-            out[key] = None
-            continue
-        if isinstance(value, bool):
-            value = str(value)
-        if not isinstance(value, (str, int, float)) or \
-                not host_plugin.finite(value) or len(str(value)) > MAX_VALUE:
-            raise exceptions.InvalidInput(
-                reason='extra capability %s must be a string or number of at '
-                       'most %d characters' % (key, MAX_VALUE))
-        out[key] = str(value)
-    return out
-
-
 def _static_facts(body):
     facts = {}
     for key in STATIC_FACTS:
@@ -166,11 +119,11 @@ def _static_facts(body):
                     reason='%s is too large (at most %d)' % (
                         key, _INT_FACTS[key]))
         elif value is not None:
-            check_text(value, key)
-            if not isinstance(value, str) or len(value) > MAX_VALUE:
+            common.check_text(value, key)
+            if not isinstance(value, str) or len(value) > extra_caps.MAX_VALUE:
                 raise exceptions.InvalidInput(
                     reason='%s must be a string of at most %d characters' % (
-                        key, MAX_VALUE))
+                        key, extra_caps.MAX_VALUE))
         facts[key] = value
     return facts
 
@@ -269,11 +222,11 @@ class Inventory:
         ref = ref_id or name
         if ref is None:
             raise exceptions.InvalidHost(host=_python_repr(body))
-        check_text(ref, 'name')
-        if not isinstance(ref, str) or len(ref) > MAX_KEY:
+        common.check_text(ref, 'name')
+        if not isinstance(ref, str) or len(ref) > extra_caps.MAX_KEY:
             raise exceptions.InvalidInput(
                 reason='name (the hypervisor host name) must be a string of '
-                       'at most %d characters' % MAX_KEY)
+                       'at most %d characters' % extra_caps.MAX_KEY)
         name = ref.strip()
         if not name:
             raise exceptions.HostNameEmpty(host=ref)
@@ -292,7 +245,8 @@ class Inventory:
             if isinstance(key, str) and len(key) > MAX_NEW_KEY:
                 raise exceptions.ExtraCapabilityTooLong(max=MAX_NEW_KEY,
                                                         key=key)
-        capabilities = stored_capabilities(body, allow_null=False)
+        capabilities = extra_caps.stored(body, allow_null=False,
+                                         owner='host', reserved=RESERVED_KEYS)
         with db_api.writer(ctx):
             host_id = db_hosts.host_create(ctx, facts, capabilities)
             # its capacity in the ledger, in the same transaction: a host
@@ -341,7 +295,8 @@ class Inventory:
                     key)
         values = dict(values)
         ratios = _ratios(values, allow_null=True)
-        capabilities = stored_capabilities(values, allow_null=True)
+        capabilities = extra_caps.stored(values, allow_null=True,
+                                         owner='host', reserved=RESERVED_KEYS)
         with db_api.writer(ctx):
             # locked first: a lease allocating the host meanwhile waits
             db_hosts.host_row(ctx, host.id, for_update=True)
@@ -354,11 +309,11 @@ class Inventory:
 
     def _set_ratios(self, ctx, host, ratios):
         """Store ``ratios`` and rewrite the host's ledger inventory from
-        them (``climate.db.ledger.set_inventory``, in the caller's
+        them (``climate.db.ledger.inventory.set_inventory``, in the caller's
         transaction): refused, nothing changed, when the bookings not yet
         over on the host would no longer fit."""
         row = db_hosts.host_set_ratios(ctx, host.id, ratios)
-        facts = host_plugin.host_facts(row)
+        facts = host_filters.host_facts(row)
         try:
             db_hosts.host_set_capacity(ctx, host.id,
                                        self.backend.capacity(facts))
@@ -391,7 +346,7 @@ class Inventory:
         for _alloc, reservation, _lease in db_hosts.allocations_on_hosts(
                 ctx, [host.id], dates.utcnow()):
             params = reservation.params or {}
-            tree = host_plugin.parse_filters(params)[1]
+            tree = host_filters.parse_filters(params)[1]
             used |= sched_filters.names_in(tree)
         held = sorted(changing & used)
         if held:
@@ -407,7 +362,7 @@ class Inventory:
         inventory (``climate.db.hosts.host_delete``)."""
         with db_api.writer(ctx):
             row = db_hosts.host_delete(ctx, host_id)
-            facts = host_plugin.host_facts(row)
+            facts = host_filters.host_facts(row)
             self._refuse_servers(facts)
             self.backend.withdraw(facts)
 
@@ -424,8 +379,8 @@ class Inventory:
     def allocations(self, ctx, lease_id=None, reservation_id=None):
         """Every host with the reservations holding it now or later
         (Blazar's shape: a host no reservation holds has an empty list)."""
-        check_text(lease_id, 'lease_id')
-        check_text(reservation_id, 'reservation_id')
+        common.check_text(lease_id, 'lease_id')
+        common.check_text(reservation_id, 'reservation_id')
         by_host = {h.id: [] for h in db_hosts.all_hosts(ctx)}
         for row in db_hosts.allocations_list(
                 ctx, lease_id=lease_id, reservation_id=reservation_id,
@@ -436,8 +391,8 @@ class Inventory:
 
     def allocation(self, ctx, host_id, lease_id=None, reservation_id=None):
         """The reservations holding one host now or later."""
-        check_text(lease_id, 'lease_id')
-        check_text(reservation_id, 'reservation_id')
+        common.check_text(lease_id, 'lease_id')
+        common.check_text(reservation_id, 'reservation_id')
         host = db_hosts.host_row(ctx, host_id)
         return self._allocation_view(host.id, db_hosts.allocations_list(
             ctx, host_id=host.id, lease_id=lease_id,
@@ -464,7 +419,7 @@ class Inventory:
         :raises HostPropertyNotFound: no such property (404; Blazar: 500).
         """
         if not isinstance(name, str) or not name or \
-                not host_plugin.storable(name):
+                not common.storable(name):
             raise exceptions.HostPropertyNotFound(property=name)
         unknown = set(body) - {'private'}
         if unknown or not isinstance(body.get('private'), bool):
@@ -487,7 +442,7 @@ class Inventory:
             if not isinstance(value, str):
                 raise exceptions.InvalidInput(
                     reason='%s must be a JSON filter in a string' % key)
-        host_plugin.parse_filters(params)
+        host_filters.parse_filters(params)
         return params
 
     def availability(self, ctx, query):

@@ -39,11 +39,7 @@ steps are idempotent, so a crash or rollback after a cloud change is
 finished by the retry.
 """
 
-import collections
 import datetime
-import json
-import math
-import threading
 
 from oslo_config import cfg
 from oslo_log import log as logging
@@ -54,8 +50,8 @@ from climate.db import hosts as db_hosts
 from climate import exceptions
 from climate.plugins import base
 from climate.plugins import common
+from climate.plugins import host_filters
 from climate.plugins.physical_host import backends
-from climate.scheduling import filters
 from climate.scheduling import hosts as sched
 from climate import states
 
@@ -72,13 +68,6 @@ MAX_HOSTS = 10000
 ALLOCATION_ROUNDS = 10
 #: Replacements a healing pass tries for one lost host.
 HEAL_CANDIDATES = 10
-#: Filters whose matching hosts a manager keeps (MatchCache).
-MATCH_CACHE_SIZE = 256
-
-
-def parse_view_date(text):
-    """A date as ``climate.manager.views`` renders it."""
-    return datetime.datetime.strptime(text, dates.OUTPUT_FORMAT)
 
 
 def _whole(value):
@@ -122,89 +111,6 @@ def _count(params, key):
     return number
 
 
-def storable(text):
-    """False for text no database stores or compares as given: a NUL
-    character (PostgreSQL refuses it) or an unpaired UTF-16 surrogate
-    (not UTF-8)."""
-    if '\x00' in text:
-        return False
-    try:
-        text.encode('utf-8')
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def finite(value):
-    """False for a number (or a number's text) beyond a float's range:
-    SQL cannot store or compare it (MariaDB has no infinity)."""
-    if isinstance(value, bool):
-        return True
-    if isinstance(value, int):
-        return abs(value) < 2 ** 1000
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if isinstance(value, str) and len(value) < 5000:
-        number = filters.as_number(value)
-        return number is None or math.isfinite(number)
-    return True
-
-
-def _unstorable_in(value):
-    """True when some text inside the JSON ``value`` is not storable, or
-    some number is beyond a float's range."""
-    if not finite(value):
-        return True
-    if isinstance(value, str):
-        return not storable(value)
-    if isinstance(value, list):
-        return any(_unstorable_in(v) for v in value)
-    if isinstance(value, dict):
-        return any(_unstorable_in(k) or _unstorable_in(v)
-                   for k, v in value.items())
-    return False
-
-
-def parse_filters(params):
-    """The two filter trees of a reservation's (validated) parameters.
-
-    :raises InvalidInput: a filter is malformed, or holds text that SQL
-        cannot compare (a NUL character, an unpaired surrogate).
-    """
-    for key in ('hypervisor_properties', 'resource_properties'):
-        value = params.get(key)
-        try:
-            if isinstance(value, str):
-                try:
-                    value = json.loads(value)
-                except ValueError:
-                    continue  # filters.parse says where
-            unstorable = _unstorable_in(value)
-        except RecursionError:
-            raise exceptions.InvalidInput(
-                reason='%s is nested too deeply' % key)
-        if unstorable:
-            raise exceptions.InvalidInput(
-                reason='%s holds a NUL character, an unpaired surrogate or '
-                       'a number too large' % key)
-    return (filters.parse(params.get('hypervisor_properties'),
-                          'hypervisor_properties', db_hosts.FACTS),
-            filters.parse(params.get('resource_properties'),
-                          'resource_properties'))
-
-
-def host_facts(row):
-    """A host row as the backends see it."""
-    return {'id': row.id, 'hypervisor_hostname': row.hypervisor_hostname,
-            'service_name': row.service_name, 'vcpus': row.vcpus,
-            'memory_mb': row.memory_mb, 'local_gb': row.local_gb,
-            'cpu_info': row.cpu_info, 'hypervisor_type': row.hypervisor_type,
-            'hypervisor_version': row.hypervisor_version,
-            'cpu_allocation_ratio': row.cpu_allocation_ratio,
-            'ram_allocation_ratio': row.ram_allocation_ratio,
-            'disk_allocation_ratio': row.disk_allocation_ratio}
-
-
 #: First stretch of time the availability search reads; it grows fourfold
 #: until enough windows are certain, then reads everything.
 SEARCH_HORIZON = datetime.timedelta(days=7)
@@ -246,63 +152,6 @@ def search_windows(ctx, matching, count, duration, earliest,
         horizon *= 4
 
 
-class InventoryVersionCache:
-    """An LRU of values computed from the host inventory, reused while
-    ``computehost_inventory_version`` (bumped in the transaction of every
-    inventory change) stays the same.  The version is read before the
-    value is computed, so an entry is never older than its version.
-    ``version`` (``version(ctx)``) reads another counter of the same
-    kind (the volume pools' ``climate.db.volume_pools.inventory_version``).
-    """
-
-    def __init__(self, size, version=None):
-        self._size = size
-        self._version = version
-        self._lock = threading.Lock()
-        self._items = collections.OrderedDict()
-
-    def get(self, ctx, key, compute):
-        """The value for ``key`` at the current version: cached, or
-        ``compute()`` (run outside the lock) and kept."""
-        version = (self._version or db_hosts.inventory_version)(ctx)
-        with self._lock:
-            hit = self._items.get(key)
-            if hit is not None and hit[0] == version:
-                self._items.move_to_end(key)
-                return hit[1]
-        value = compute()
-        with self._lock:
-            self._items[key] = (version, value)
-            self._items.move_to_end(key)
-            while len(self._items) > self._size:
-                self._items.popitem(last=False)
-        return value
-
-
-class MatchCache:
-    """Which hosts a filter matches, per inventory version.
-
-    Matching a filter against the capability table costs a few
-    milliseconds per thousand hosts; the answer changes only when the
-    inventory does (a host added, removed, re-tagged, down or up), which
-    bumps ``computehost_inventory_version`` in the same transaction.  A
-    lookup reads that counter (a primary-key read) and reuses the ids
-    found at the same version, in this manager process; an LRU of
-    :data:`MATCH_CACHE_SIZE` filters.  The read is in the caller's
-    transaction, so the ids agree with what it sees of the inventory.
-    """
-
-    def __init__(self, size=None):
-        self._cache = InventoryVersionCache(size or MATCH_CACHE_SIZE)
-
-    def get(self, ctx, params):
-        key = (params.get('hypervisor_properties') or '',
-               params.get('resource_properties') or '')
-        return self._cache.get(ctx, key, lambda: tuple(
-            db_hosts.matching_host_ids(ctx, db_hosts.host_filter(
-                ctx, *parse_filters(params)))))
-
-
 class PhysicalHostPlugin(base.ResourcePlugin):
     resource_type = RESOURCE_TYPE
     description = 'Whole compute hosts, chosen by count and properties.'
@@ -310,7 +159,7 @@ class PhysicalHostPlugin(base.ResourcePlugin):
     def __init__(self, owner=None):
         super().__init__(owner)
         self._backend = None
-        self._matches = MatchCache()
+        self._matches = host_filters.MatchCache()
 
     @property
     def acts_in_cloud(self):
@@ -359,7 +208,7 @@ class PhysicalHostPlugin(base.ResourcePlugin):
             out[key] = value or ''
         for key in ('hypervisor_properties', 'resource_properties'):
             try:
-                parse_filters({key: out[key]})
+                host_filters.parse_filters({key: out[key]})
             except exceptions.InvalidInput as exc:
                 raise exceptions.MalformedRequirements(
                     rqrms=out[key], reason=exc.kwargs.get('reason') or
@@ -378,7 +227,8 @@ class PhysicalHostPlugin(base.ResourcePlugin):
 
     def matching(self, ctx, params):
         """Ids of the reservable hosts matching the filters of ``params``
-        (cached per inventory version: see :class:`MatchCache`)."""
+        (cached per inventory version: see
+        :class:`climate.plugins.host_filters.MatchCache`)."""
         return self._matches.get(ctx, params)
 
     def _allocate(self, ctx, reservation_id, lease_id, matching, start, end,
@@ -475,14 +325,14 @@ class PhysicalHostPlugin(base.ResourcePlugin):
     def reserve(self, ctx, lease, reservation):
         """Allocate ``min``..``max`` hosts over the lease window (best fit);
         NotEnoughHosts (409) when fewer than ``min`` are free."""
-        start = parse_view_date(lease['start_date'])
-        end = parse_view_date(lease['end_date'])
-        matching = self.matching(ctx, reservation)
-        got = self._allocate(ctx, reservation['id'], lease['id'], matching,
-                             start, end, reservation['min'],
-                             reservation['max'])
-        LOG.debug('Reservation %s holds hosts %s', reservation['id'], got)
-        return reservation['id']
+        start = lease.start_date
+        end = lease.end_date
+        matching = self.matching(ctx, reservation.params)
+        got = self._allocate(ctx, reservation.id, lease.id, matching,
+                             start, end, reservation.params['min'],
+                             reservation.params['max'])
+        LOG.debug('Reservation %s holds hosts %s', reservation.id, got)
+        return reservation.id
 
     def book_free(self, ctx, lease, reservation, count):
         """A best-effort lease that hunts the rest: book ``count`` free
@@ -490,18 +340,18 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         when they were taken meanwhile."""
         if count <= 0:
             return []
-        start = parse_view_date(lease['start_date'])
-        end = parse_view_date(lease['end_date'])
-        matching = self.matching(ctx, reservation)
-        return self._allocate(ctx, reservation['id'], lease['id'], matching,
+        start = lease.start_date
+        end = lease.end_date
+        matching = self.matching(ctx, reservation.params)
+        return self._allocate(ctx, reservation.id, lease.id, matching,
                               start, end, count, count)
 
     def book_hosts(self, ctx, lease, reservation, host_ids, start):
         """Book the hosts ``host_ids`` (freed by a best-effort hunt) into
         the reservation from ``start`` to the lease's end; NotEnoughHosts
         when one of them is taken."""
-        end = parse_view_date(lease['end_date'])
-        return self._allocate(ctx, reservation['id'], lease['id'],
+        end = lease.end_date
+        return self._allocate(ctx, reservation.id, lease.id,
                               list(host_ids), start, end, len(host_ids),
                               len(host_ids))
 
@@ -517,20 +367,20 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         the hosts held; missing hosts are added and joined to the
         reservation's aggregate at once.
         """
-        res_id = reservation['id']
-        old_start = parse_view_date(old_lease['start_date'])
-        old_end = parse_view_date(old_lease['end_date'])
-        start = parse_view_date(lease['start_date'])
-        end = parse_view_date(lease['end_date'])
+        res_id = reservation.id
+        old_start = old_lease.start_date
+        old_end = old_lease.end_date
+        start = lease.start_date
+        end = lease.end_date
         params = dict(new_params)
         low, high = params['min'], params['max']
-        refiltered = any(params.get(k, '') != reservation.get(k, '')
+        refiltered = any(params.get(k, '') != reservation.params.get(k, '')
                          for k in ('hypervisor_properties',
                                    'resource_properties'))
         matching = self.matching(ctx, params)
         current = [a.computehost_id
                    for a in db_hosts.allocations_of(ctx, res_id)]
-        active = reservation['status'] == states.RES_ACTIVE
+        active = reservation.status == states.RES_ACTIVE
 
         locked = db_hosts.lock_hosts(ctx, current) if current else set()
         # an active lease's past is settled: only what is to come can clash
@@ -566,15 +416,15 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         if len(keep) < high:
             need = max(0, low - len(keep))
             # hosts added to an active lease are held from now on
-            added = self._allocate(ctx, res_id, lease['id'], matching, since,
+            added = self._allocate(ctx, res_id, lease.id, matching, since,
                                    end, need, high - len(keep),
                                    exclude_reservation=res_id,
                                    skip=set(current), needed=low,
                                    what='cannot %s reservation %s' % (
                                        'grow' if active else 'move', res_id))
         if active and added:
-            self.backend.replace(res_id, lease['project_id'], [],
-                                 [host_facts(h) for h in
+            self.backend.replace(res_id, lease.project_id, [],
+                                 [host_filters.host_facts(h) for h in
                                   db_hosts.hosts_by_ids(ctx, added)])
         return params
 
@@ -595,31 +445,32 @@ class PhysicalHostPlugin(base.ResourcePlugin):
 
     def delete(self, ctx, lease, reservation):
         """Release the reservation's hosts."""
-        db_hosts.allocations_remove(ctx, reservation['id'])
+        db_hosts.allocations_remove(ctx, reservation.id)
 
     # -- events ---------------------------------------------------------------
 
     def _hosts(self, ctx, reservation_id):
         ids = [a.computehost_id
                for a in db_hosts.allocations_of(ctx, reservation_id)]
-        return [host_facts(h) for h in db_hosts.hosts_by_ids(ctx, ids)]
+        return [host_filters.host_facts(h)
+                for h in db_hosts.hosts_by_ids(ctx, ids)]
 
     def on_start(self, ctx, lease, reservation, event):
         """Hand the hosts to the project (backend ``start``)."""
-        self.backend.start(reservation['id'], lease['project_id'],
-                           self._hosts(ctx, reservation['id']))
+        self.backend.start(reservation.id, lease.project_id,
+                           self._hosts(ctx, reservation.id))
 
     def before_end(self, ctx, lease, reservation, event):
         """``before_end: snapshot``: snapshot the servers on the hosts."""
-        if reservation.get('before_end') == 'snapshot':
-            self.backend.snapshot(reservation['id'],
-                                  self._hosts(ctx, reservation['id']))
+        if reservation.params.get('before_end') == 'snapshot':
+            self.backend.snapshot(reservation.id,
+                                  self._hosts(ctx, reservation.id))
 
     def on_end(self, ctx, lease, reservation, event=None):
         """Take the hosts back (backend ``end``) and free them."""
-        self.backend.end(reservation['id'],
-                         self._hosts(ctx, reservation['id']))
-        db_hosts.allocations_remove(ctx, reservation['id'])
+        self.backend.end(reservation.id,
+                         self._hosts(ctx, reservation.id))
+        db_hosts.allocations_remove(ctx, reservation.id)
 
     # -- healing --------------------------------------------------------------
 
@@ -643,8 +494,9 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         if not watched:
             return []
         down_names = {h['hypervisor_hostname'] for h in
-                      self.backend.down_hosts([host_facts(h) for h in
-                                               watched.values()])}
+                      self.backend.down_hosts(
+                          [host_filters.host_facts(h)
+                           for h in watched.values()])}
         down = {i for i, h in watched.items()
                 if h.hypervisor_hostname in down_names}
         with db_api.writer(ctx):
@@ -696,8 +548,8 @@ class PhysicalHostPlugin(base.ResourcePlugin):
                 rows = {h.id: h for h in db_hosts.hosts_by_ids(
                     ctx, [old_host, new])}
                 self.backend.replace(res_id, lease.project_id,
-                                     [host_facts(rows[old_host])],
-                                     [host_facts(rows[new])])
+                                     [host_filters.host_facts(rows[old_host])],
+                                     [host_filters.host_facts(rows[new])])
             res.resources_changed = True
             LOG.info('Reservation %s: host %s replaced by %s', res_id,
                      old_host, new)

@@ -8,7 +8,6 @@ the address checked with the backend of ``[floatingips] inventory``
 from climate.db import floatingips as db_fips
 from climate import exceptions
 from climate.plugins import common
-from climate.plugins.physical_host import plugin as host_plugin
 
 CREATE_FIELDS = ('floating_network_id', 'floating_ip_address')
 
@@ -16,7 +15,7 @@ CREATE_FIELDS = ('floating_network_id', 'floating_ip_address')
 def network_id(value, name):
     """A network id: a non-empty string of at most 255 characters."""
     if not isinstance(value, str) or not value.strip() or \
-            len(value) > 255 or not host_plugin.storable(value):
+            len(value) > 255 or not common.storable(value):
         raise exceptions.MalformedParameter(
             param=name,
             reason='%s is the id of an external network (a non-empty '

@@ -7,9 +7,9 @@ the addresses are those an operator registered through
 
 **Booking.**  Each address is a provider of the capacity ledger holding
 one ``FLOATING_IP``.  In the lease's transaction the required addresses
-are booked by name (``ledger.book``), then the rest is placed on the
+are booked by name (``booking.book``), then the rest is placed on the
 other reservable addresses of the network, the lowest free ones
-(``ledger.place_units``: an address is free when no booking of it
+(``unit_search.place_units``: an address is free when no booking of it
 overlaps the window), over the whole window.  The ledger locks what it
 takes and re-checks it, so no address is ever booked by two
 reservations over overlapping windows, whatever the number of managers.
@@ -31,16 +31,18 @@ from oslo_log import log as logging
 from climate import dates
 from climate.db import api as db_api
 from climate.db import floatingips as db_fips
-from climate.db import ledger
+from climate.db.ledger import availability
+from climate.db.ledger import booking
+from climate.db.ledger import unit_search
 from climate import exceptions
 from climate.plugins import backend_loader
 from climate.plugins import base
+from climate.plugins import caches
 from climate.plugins import common
 from climate.plugins import params as stored
-from climate.plugins.physical_host import plugin as host_plugin
+from climate.plugins import rebooking
 from climate.plugins.virtual_floatingip import backends
 from climate.plugins.virtual_floatingip import inventory
-from climate.plugins.virtual_instance import plugin as instance_plugin
 from climate import states
 
 LOG = logging.getLogger(__name__)
@@ -50,7 +52,6 @@ RESOURCE_TYPE = 'virtual:floatingip'
 REQUEST_FIELDS = ('network_id', 'amount', 'required_floatingips')
 #: Set by Climate; a client may send it back as it read it.
 OUTPUT_FIELDS = ('floatingips',)
-DB_MAX_INT = instance_plugin.DB_MAX_INT
 SHAPE = {db_fips.FLOATING_IP: 1}
 #: Networks whose registered addresses a manager keeps (an LRU).
 NETWORK_CACHE_SIZE = 64
@@ -69,11 +70,11 @@ def amount_of(value):
         text = value.strip()
         if text.isascii() and text.isdigit() and len(text) < 12:
             number = int(text)
-    if number is None or not 1 <= number <= DB_MAX_INT:
+    if number is None or not 1 <= number <= stored.DB_MAX_INT:
         raise exceptions.MalformedParameter(
             param='amount', reason='amount is the number of floating IPs '
                                    'to reserve: a whole number from 1 to '
-                                   '%d, not %s.' % (DB_MAX_INT,
+                                   '%d, not %s.' % (stored.DB_MAX_INT,
                                                     common.short(value)))
     return number
 
@@ -101,9 +102,10 @@ def in_order(addresses):
     return sorted(addresses, key=db_fips.address_key)
 
 
-def reservation_params(view):
-    """The stored parameters of a reservation's view."""
-    return {k: view.get(k) for k in REQUEST_FIELDS + OUTPUT_FIELDS}
+def reservation_params(params):
+    """A reservation's ``params`` with every field (None where unset),
+    as stored at its create."""
+    return {k: params.get(k) for k in REQUEST_FIELDS + OUTPUT_FIELDS}
 
 
 class FloatingIPPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
@@ -115,7 +117,7 @@ class FloatingIPPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
     def __init__(self, owner=None):
         super().__init__(owner)
         # the version is read in the caller's session (``_registered``)
-        self._networks = host_plugin.InventoryVersionCache(
+        self._networks = caches.InventoryVersionCache(
             NETWORK_CACHE_SIZE, db_fips.inventory_version)
 
     # -- parameters ----------------------------------------------------------
@@ -234,9 +236,9 @@ class FloatingIPPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
             raise self._not_enough(session, closed=closed, **refusal)
         if wanted:
             try:
-                ledger.book(session, res_id, lease_id,
-                            [ledger.Request(p, db_fips.FLOATING_IP, 1)
-                             for p in wanted], start, end)
+                booking.book(session, res_id, lease_id,
+                             [booking.Request(p, db_fips.FLOATING_IP, 1)
+                              for p in wanted], start, end)
             except exceptions.Conflict as exc:
                 raise self._not_enough(session,
                                        taken=[exc.kwargs.get('provider')],
@@ -245,13 +247,13 @@ class FloatingIPPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
             if len(others) < rest:
                 raise self._not_enough(session, **refusal)
             try:
-                ledger.place_units(session, res_id, lease_id,
-                                   db_fips.FLOATING_IP, rest, start, end,
-                                   providers=others, kind=db_fips.KIND)
+                unit_search.place_units(session, res_id, lease_id,
+                                        db_fips.FLOATING_IP, rest, start, end,
+                                        providers=others, kind=db_fips.KIND)
             except exceptions.Conflict as exc:
                 # the refusal counts the required ones as free: they are
                 # (the transaction rolls back)
-                ledger.release(session, res_id, wanted)
+                booking.release(session, res_id, wanted)
                 raise self._not_enough(session,
                                        taken=exc.kwargs.get('taken', ()),
                                        **refusal)
@@ -264,7 +266,7 @@ class FloatingIPPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
 
         Counted as the decision counts: every required address must be
         free, and ``rest`` of the others; an address free by the
-        search's statement (``ledger.free_units``) but refused under
+        search's statement (``unit_search.free_units``) but refused under
         the lock (``taken``: a concurrent booker's) is not.  So the
         sentence never says enough are free while refusing them."""
         network = params['network_id']
@@ -282,7 +284,7 @@ class FloatingIPPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
         # an address has capacity one and nothing reserved (its
         # registration's inventory): free is no booking over the window
         taken = set(taken)
-        free = set(ledger.free_units(
+        free = set(unit_search.free_units(
             session, others + wanted, db_fips.FLOATING_IP, start, end,
             db_fips.KIND)) - taken if others or wanted else set()
         parts = []
@@ -307,7 +309,7 @@ class FloatingIPPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
                      'address(es) besides the required ones, %d asked.' % (
                          len(others), rest))
         else:
-            until = instance_plugin.horizon_end(start, end - start)
+            until = rebooking.horizon_end(start, end - start)
             when = self._earliest(session, wanted, others, rest,
                                   end - start, start, until)
             if when is not None and when <= start:
@@ -332,14 +334,14 @@ class FloatingIPPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
         for _round in range(EARLIEST_ROUNDS):
             first = when
             if rest:
-                first = ledger.earliest_start(
+                first = availability.earliest_start(
                     session, SHAPE, rest, duration, when, latest_end=until,
                     affinity=False, provider_ids=others, kind=db_fips.KIND)
                 if first is None:
                     return None
             second = first
             if wanted:
-                second = ledger.earliest_start(
+                second = availability.earliest_start(
                     session, SHAPE, len(wanted), duration, first,
                     latest_end=until, affinity=False, provider_ids=wanted,
                     kind=db_fips.KIND)
@@ -359,17 +361,18 @@ class FloatingIPPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
     def reserve(self, ctx, lease, reservation):
         """Book the addresses over the lease's window (409 when they are
         not free)."""
-        start = host_plugin.parse_view_date(lease['start_date'])
-        end = host_plugin.parse_view_date(lease['end_date'])
+        start = lease.start_date
+        end = lease.end_date
         with db_api.writer(ctx) as session:
-            self._place(session, reservation['id'], lease['id'],
-                        reservation, start, end, reservation['amount'])
+            self._place(session, reservation.id, lease.id,
+                        reservation.params, start, end,
+                        reservation.params['amount'])
             stored.store_at_create(
-                session, lease['id'], reservation['id'],
-                dict(reservation_params(reservation),
+                session, lease.id, reservation.id,
+                dict(reservation_params(reservation.params),
                      floatingips=self._addresses(session,
-                                                 reservation['id'])))
-        return reservation['id']
+                                                 reservation.id)))
+        return reservation.id
 
     def update(self, ctx, old_lease, lease, reservation, new_params):
         """Pending: the addresses move with the dates (the same ones while
@@ -377,12 +380,12 @@ class FloatingIPPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
         Active: the lease may be extended and ``amount`` grow, the new
         addresses made in the cloud at once; none is given back (409)."""
         params = dict(new_params)
-        res_id = reservation['id']
-        start = host_plugin.parse_view_date(lease['start_date'])
-        end = host_plugin.parse_view_date(lease['end_date'])
+        res_id = reservation.id
+        start = lease.start_date
+        end = lease.end_date
         stored.refuse_if_error(reservation)
         with db_api.writer(ctx) as session:
-            if reservation['status'] == states.RES_ACTIVE:
+            if reservation.status == states.RES_ACTIVE:
                 self._update_active(session, lease, reservation, params,
                                     old_lease, end)
                 params['floatingips'] = self._addresses(
@@ -394,14 +397,14 @@ class FloatingIPPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
                 [p for p in held if p not in required]
             keep = keep[:params['amount']]
             try:
-                ledger.rebook(session, res_id, lease['id'],
-                              [ledger.Request(p, db_fips.FLOATING_IP, 1)
-                               for p in keep], start, end)
+                booking.rebook(session, res_id, lease.id,
+                               [booking.Request(p, db_fips.FLOATING_IP, 1)
+                                for p in keep], start, end)
             except exceptions.Conflict:
-                ledger.release(session, res_id)
+                booking.release(session, res_id)
                 keep = []
             if params['amount'] > len(keep):
-                self._place(session, res_id, lease['id'], params, start, end,
+                self._place(session, res_id, lease.id, params, start, end,
                             params['amount'] - len(keep), keep,
                             what='cannot %s reservation %s' % (
                                 'change' if keep else 'move', res_id))
@@ -415,7 +418,7 @@ class FloatingIPPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
 
     def _update_active(self, session, lease, reservation, params, old_lease,
                        end):
-        res_id = reservation['id']
+        res_id = reservation.id
         now = dates.utcnow()
         held = db_fips.held_by(session, res_id, now)
         if params['amount'] < len(held):
@@ -427,14 +430,14 @@ class FloatingIPPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
                            res_id, len(held), ', '.join(in_order(
                                r.floating_ip_address
                                for r in held.values())), params['amount']))
-        old_end = host_plugin.parse_view_date(old_lease['end_date'])
+        old_end = old_lease.end_date
         if end != old_end:
-            instance_plugin.extend(session, res_id, lease['id'], now, end,
+            rebooking.extend(session, res_id, lease.id, now, end,
                                    'its floating IPs')
         grow = params['amount'] - len(held)
         if grow <= 0:
             return
-        self._place(session, res_id, lease['id'], params, now, end, grow,
+        self._place(session, res_id, lease.id, params, now, end, grow,
                     held, what='cannot grow reservation %s' % res_id)
         new = {p: r for p, r in db_fips.held_by(session, res_id, now).items()
                if p not in held}
@@ -443,12 +446,12 @@ class FloatingIPPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
                                      db_fips.address_key(
                                          r.floating_ip_address))]
         try:
-            self.backend.start(res_id, lease['project_id'],
+            self.backend.start(res_id, lease.project_id,
                                params['network_id'], addresses)
         except Exception:
             # the update rolls back: take back what was made of it
             try:
-                self.backend.end(res_id, lease['project_id'],
+                self.backend.end(res_id, lease.project_id,
                                  params['network_id'],
                                  [a for a, _s in addresses])
             except Exception:
@@ -459,7 +462,7 @@ class FloatingIPPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
     def delete(self, ctx, lease, reservation):
         """Release the reservation's addresses."""
         with db_api.writer(ctx) as session:
-            ledger.release(session, reservation['id'])
+            booking.release(session, reservation.id)
 
     # -- events ---------------------------------------------------------------
 
@@ -470,16 +473,16 @@ class FloatingIPPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
         """Make the reservation's addresses floating IPs of the lease's
         project (backend ``start``)."""
         with db_api.reader(ctx) as session:
-            rows = db_fips.held_by(session, reservation['id']).values()
+            rows = db_fips.held_by(session, reservation.id).values()
         rows = sorted(rows, key=lambda r: db_fips.address_key(
             r.floating_ip_address))
-        self.backend.start(reservation['id'], lease['project_id'],
-                           reservation['network_id'],
+        self.backend.start(reservation.id, lease.project_id,
+                           reservation.params['network_id'],
                            [(r.floating_ip_address, r.subnet_id)
                             for r in rows])
         if rows:
             with db_api.writer(ctx) as session:
-                stored.set_params(session, reservation['id'],
+                stored.set_params(session, reservation.id,
                                   floatingips=in_order(
                                       r.floating_ip_address for r in rows))
 
@@ -487,10 +490,11 @@ class FloatingIPPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
         """Delete the reservation's floating IPs (backend ``end``), free
         the addresses."""
         with db_api.reader(ctx) as session:
-            held = self._addresses(session, reservation['id'])
+            held = self._addresses(session, reservation.id)
         addresses = in_order(set(held) |
-                             set(reservation.get('floatingips') or []))
-        self.backend.end(reservation['id'], lease['project_id'],
-                         reservation['network_id'], addresses)
+                             set(reservation.params.get('floatingips') or
+                                 []))
+        self.backend.end(reservation.id, lease.project_id,
+                         reservation.params['network_id'], addresses)
         with db_api.writer(ctx) as session:
-            ledger.release(session, reservation['id'])
+            booking.release(session, reservation.id)

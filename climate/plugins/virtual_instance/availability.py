@@ -10,13 +10,13 @@ slots are free over it; with a fixed window, also how many are free over
 that window.  Counts and times only: never a host, a lease or a project,
 so any project may ask.
 
-One ``climate.db.ledger.Outlook`` answers every question of a request:
-the hosts' inventories come from a :class:`ProfileCache` (a few rows, read
-again only when the host inventory changes), the bookings are read from
-the earliest start on, first just the requested window, then as far as
-the windows found need (a horizon four times as long each time when the
-slots do not fit), and only the hosts holding a booking in what was read
-are worked out one by one (``climate.scheduling.capacity.sweep``).
+One ``climate.db.ledger.availability.Outlook`` answers every question of a
+request: the hosts' inventories come from a :class:`ProfileCache` (a few rows,
+read again only when the host inventory changes), the bookings are read from
+the earliest start on, first just the requested window, then as far as the
+windows found need (a horizon four times as long each time when the slots do
+not fit), and only the hosts holding a booking in what was read are worked out
+one by one (``climate.scheduling.capacity.sweep``).
 """
 
 import threading
@@ -24,15 +24,17 @@ import weakref
 
 from climate import dates
 from climate.db import api as db_api
-from climate.db import ledger
+from climate.db.ledger import availability as ledger_availability
+from climate.db.ledger import inventory
 from climate.plugins import availability
-from climate.plugins.physical_host import plugin as host_plugin
+from climate.plugins import caches
 from climate.plugins.virtual_instance import plugin as instance_plugin
 
 
 class ProfileCache:
-    """The compute hosts' ledger inventories (``ledger.inventory_profiles``
-    of every compute host), per inventory version.
+    """The compute hosts' ledger inventories
+    (``climate.db.ledger.availability.inventory_profiles`` of every compute
+    host), per inventory version.
 
     Reading them costs a grouped statement over every inventory row (tens
     of milliseconds at 10,000 hosts); they change only with the host
@@ -46,15 +48,15 @@ class ProfileCache:
     SIZE = 16
 
     def __init__(self):
-        self._cache = host_plugin.InventoryVersionCache(self.SIZE)
+        self._cache = caches.InventoryVersionCache(self.SIZE)
 
     def get(self, ctx, classes):
         key = tuple(sorted(classes))
 
         def read():
             with db_api.reader(ctx) as session:
-                return ledger.inventory_profiles(session, key,
-                                                 ledger.COMPUTE_HOST)
+                return ledger_availability.inventory_profiles(
+                    session, key, inventory.COMPUTE_HOST)
 
         return self._cache.get(ctx, key, read)
 
@@ -76,10 +78,11 @@ def profile_cache(plugin):
 
 def slots_free(session, providers, shape, start, end, affinity):
     """How many slots of ``shape`` fit over ``[start, end)`` on
-    ``providers`` under ``affinity`` (a :class:`ledger.Outlook` of its
-    own: a few statements)."""
-    return ledger.Outlook(session, shape, providers,
-                          ledger.COMPUTE_HOST).units(start, end, affinity)
+    ``providers`` under ``affinity`` (a ledger ``Outlook`` of its own: a
+    few statements)."""
+    return ledger_availability.Outlook(
+        session, shape, providers, inventory.COMPUTE_HOST).units(
+        start, end, affinity)
 
 
 def search(plugin, ctx, query):
@@ -101,8 +104,8 @@ def search(plugin, ctx, query):
     with db_api.reader(ctx) as session:
         # the bookings from the earliest start on, read as far as the
         # windows need, for every question of this request
-        outlook = ledger.Outlook(
-            session, shape, providers, ledger.COMPUTE_HOST,
+        outlook = ledger_availability.Outlook(
+            session, shape, providers, inventory.COMPUTE_HOST,
             profiles=profiles)
         if query.fixed:
             end = query.earliest + query.duration

@@ -9,7 +9,7 @@ true``), each on a different one (``false``) or anywhere (``null``).
 **Booking.**  The slots are amounts of the hosts' ``VCPU``,
 ``MEMORY_MB`` and ``DISK_GB`` in the capacity ledger
 (``climate.db.ledger``, decision 7 of the design), placed by
-``ledger.place`` in the lease's transaction: it locks what it takes and
+``slot_search.place`` in the lease's transaction: it locks what it takes and
 re-checks it, so instance slots and whole-host reservations of any
 number of managers never overbook a host.  The hosts a reservation may
 use are the reservable hosts matching its filter (the ``physical:host``
@@ -38,14 +38,20 @@ from oslo_utils import strutils
 from climate import dates
 from climate.db import api as db_api
 from climate.db import hosts as db_hosts
-from climate.db import ledger
+from climate.db.ledger import availability
+from climate.db.ledger import booking
+from climate.db.ledger import inventory
+from climate.db.ledger import slot_search
 from climate.db import models
 from climate.db import servers as db_servers
 from climate import exceptions
 from climate.plugins import backend_loader
 from climate.plugins import base
 from climate.plugins import common
-from climate.plugins.physical_host import plugin as host_plugin
+from climate.plugins import host_filters
+from climate.plugins import params as plugin_params
+from climate.plugins import rebooking
+from climate.plugins import values as plugin_values
 from climate.plugins.virtual_instance import backends
 from climate.plugins.virtual_instance import precreated
 from climate.scheduling import capacity
@@ -68,14 +74,8 @@ REQUEST_FIELDS = ('amount', 'vcpus', 'memory_mb', 'disk_gb', 'affinity',
 OUTPUT_FIELDS = ('server_group_id', 'aggregate_id')
 #: What the backend's start/resize answer is stored as.
 CLOUD_IDS = ('flavor_id',) + OUTPUT_FIELDS
-#: The largest amount or size (Blazar's database integer).
-DB_MAX_INT = 2 ** 31 - 1
 #: Blazar's spellings of "no affinity".
 NONE_VALUES = ('None', 'none', None)
-#: How far after the asked window a 409 (and, without latest_end, the
-#: availability search) looks for when all the slots would fit: the
-#: search tries each booking's end as a start, so it is bounded.
-SEARCH_HORIZON = datetime.timedelta(days=366)
 _WHAT = {
     'amount': 'how many instances of the shape to reserve',
     'vcpus': 'the VCPUs of one instance',
@@ -84,48 +84,6 @@ _WHAT = {
 }
 
 
-def integer(value, name, low):
-    """``value`` as Blazar reads a whole number (``int(str(value))``,
-    from ``low`` to :data:`DB_MAX_INT`), else MalformedParameter with
-    Blazar's sentence (oslo's ``validate_integer``) and Climate's."""
-    try:
-        number = int(str(value))
-    except (ValueError, UnicodeEncodeError):
-        blazar = '%s must be an integer' % name
-    else:
-        if number < low:
-            blazar = '%s must be >= %d' % (name, low)
-        elif number > DB_MAX_INT:
-            blazar = '%s must be <= %d' % (name, DB_MAX_INT)
-        else:
-            return number
-    raise exceptions.MalformedParameter(
-        message='%s. %s is %s: a whole number from %d to %d, not %s.' % (
-            blazar, name, _WHAT.get(name, name), low, DB_MAX_INT,
-            common.short(value)), param=name)
-
-
-def extend(session, res_id, lease_id, now, end, holder):
-    """Re-book an active reservation's bookings from ``now`` to its new
-    ``end`` (the past is settled: only what is to come is re-checked);
-    NotEnoughCapacity, saying until when it can run, when ``holder``
-    (``'its hosts'``, ``'its pool'``) is booked by other leases."""
-    requests, _lease = ledger.requests_of(session, res_id)
-    try:
-        ledger.rebook(session, res_id, lease_id, requests, now, end)
-    except exceptions.Conflict as exc:
-        # a pre-created reservation's server held by another lease
-        held = db_servers.explained(session, exc, lease_id, now, end, res_id)
-        if held:
-            raise held
-        latest = exc.kwargs.get('at')
-        raise exceptions.NotEnoughCapacity(
-            reason='reservation %s cannot run until %s UTC: the capacity of '
-                   '%s is booked by other leases from %s UTC; it can end at '
-                   '%s UTC at the latest.' % (
-                       res_id, common.fmt(end), holder, common.fmt(latest),
-                       common.fmt(latest)),
-            available=0, earliest_start=None)
 
 
 def slots_held(session, res_id):
@@ -156,23 +114,10 @@ def affinity_of(value):
                 common.short(value), param='affinity')
 
 
-def filter_of(value):
-    """``resource_properties`` checked as the ``physical:host`` plugin
-    checks it (the same language, over the hosts' extra capabilities);
-    '' when empty."""
-    if value is None or value == '':
-        return ''
-    if not isinstance(value, str):
-        raise exceptions.MalformedRequirements(
-            rqrms=common.short(value),
-            reason='resource_properties must be a JSON filter in a string, '
-                   'e.g. \'["=", "$gpu", "true"]\'')
-    try:
-        host_plugin.parse_filters({'resource_properties': value})
-    except exceptions.InvalidInput as exc:
-        raise exceptions.MalformedRequirements(
-            rqrms=value, reason=exc.kwargs.get('reason') or exc.message)
-    return value
+def _integer(value, name, low):
+    """``climate.plugins.params.integer``, saying what the instance field
+    ``name`` is."""
+    return plugin_params.integer(value, name, low, _WHAT.get(name))
 
 
 def shape_of(params):
@@ -194,23 +139,12 @@ def shape_text(shape):
                      for field, cls, _m in SHAPE_FIELDS)
 
 
-def horizon_end(start, duration):
-    """The end of the bounded search from ``start`` for windows of
-    ``duration``: :data:`SEARCH_HORIZON` or four durations, whichever is
-    longer, within the calendar."""
-    try:
-        return min(start + max(SEARCH_HORIZON, 4 * duration),
-                   dates.MAX_DATE)
-    except OverflowError:
-        return dates.MAX_DATE
-
-
 def most_slots(session, providers, shape, affinity):
     """How many slots of ``shape`` ``providers`` could hold with nothing
     booked (one statement): more are never possible."""
     fits = {}
-    for provider, held in ledger.inventories_of(
-            session, providers, ledger.COMPUTE_HOST).items():
+    for provider, held in inventory.inventories_of(
+            session, providers, inventory.COMPUTE_HOST).items():
         usable = {cls: capacity.usable(inv) for cls, inv in held.items()}
         fits[provider] = capacity.units_fit(held, usable, shape)
     return capacity.total_fit(fits, affinity)
@@ -238,7 +172,7 @@ def booked_hosts(ctx, session, res_id, params, at):
     units = VirtualInstancePlugin._units(session, res_id, shape_of(params),
                                          at)
     rows = db_hosts.hosts_by_ids(ctx, sorted(int(p) for p in units))
-    return [(host_plugin.host_facts(row), units[str(row.id)])
+    return [(host_filters.host_facts(row), units[str(row.id)])
             for row in sorted(rows, key=lambda r: r.id)]
 
 
@@ -252,7 +186,7 @@ class VirtualInstancePlugin(backend_loader.BackendOwner,
 
     def __init__(self, owner=None):
         super().__init__(owner)
-        self._matches = host_plugin.MatchCache()
+        self._matches = host_filters.MatchCache()
 
     @property
     def heal_interval(self):
@@ -267,7 +201,7 @@ class VirtualInstancePlugin(backend_loader.BackendOwner,
     def _source_flavor(self, flavor_id):
         """The shape of an existing flavor (``backend.flavor``)."""
         if not isinstance(flavor_id, str) or not 0 < len(flavor_id) <= 255 \
-                or not host_plugin.storable(flavor_id):
+                or not common.storable(flavor_id):
             raise exceptions.MalformedParameter(
                 param='flavor_id',
                 reason='flavor_id is the id of an existing flavor (a string '
@@ -311,7 +245,8 @@ class VirtualInstancePlugin(backend_loader.BackendOwner,
             ``flavor_id`` None until :meth:`params_with_id`.
         """
         if precreated.is_precreated(params):
-            return precreated.validate(params, self.backend, filter_of)
+            return precreated.validate(params, self.backend,
+                                      plugin_params.filter_of)
         unknown = sorted(set(params) - set(REQUEST_FIELDS) -
                          set(OUTPUT_FIELDS))
         if unknown:
@@ -342,19 +277,19 @@ class VirtualInstancePlugin(backend_loader.BackendOwner,
                         'reservation needs amount and either vcpus, '
                         'memory_mb and disk_gb or flavor_id.' %
                         ','.join(missing), param=','.join(missing))
-        out = {'amount': integer(params['amount'], 'amount', 1)}
+        out = {'amount': _integer(params['amount'], 'amount', 1)}
         if by_flavor:
             out.update(self._source_flavor(flavor_id))
         else:
             for field, _cls, low in SHAPE_FIELDS:
-                out[field] = integer(params[field], field, low)
+                out[field] = _integer(params[field], field, low)
             out['source_flavor'] = None
         if not shape_of(out):
             raise exceptions.MalformedParameter(
                 param='flavor_id', reason='Flavor %s asks for nothing '
                                           'Climate books.' % flavor_id)
         out['affinity'] = affinity_of(params.get('affinity'))
-        out['resource_properties'] = filter_of(
+        out['resource_properties'] = plugin_params.filter_of(
             params.get('resource_properties'))
         out.update(flavor_id=None, server_group_id=None, aggregate_id=None)
         return out
@@ -374,7 +309,8 @@ class VirtualInstancePlugin(backend_loader.BackendOwner,
         a new ``flavor_id`` replaces the shape, a new shape the source
         flavor; the cloud ids stay."""
         if precreated.is_precreated(current):
-            return precreated.validate_change(current, changes, filter_of)
+            return precreated.validate_change(current, changes,
+                                             plugin_params.filter_of)
         changes = dict(changes)
         for key in CLOUD_IDS + ('source_flavor',):
             if key in changes and changes[key] == current.get(key):
@@ -419,11 +355,11 @@ class VirtualInstancePlugin(backend_loader.BackendOwner,
             later = ('All %d never fit on the matching hosts, even with '
                      'nothing else booked.' % count)
         else:
-            until = horizon_end(start, end - start)
-            when = ledger.earliest_start(
+            until = rebooking.horizon_end(start, end - start)
+            when = availability.earliest_start(
                 session, shape, count, end - start, start, latest_end=until,
                 affinity=affinity, provider_ids=providers,
-                kind=ledger.COMPUTE_HOST)
+                kind=inventory.COMPUTE_HOST)
             if when is not None and when <= start:
                 # refused over this very window: the ledger's rounds were
                 # spent on hosts concurrent requests took under the lock
@@ -455,10 +391,10 @@ class VirtualInstancePlugin(backend_loader.BackendOwner,
         if providers is None:
             providers = self.matching(ctx, params)
         try:
-            return ledger.place(session, res_id, lease_id, shape, count,
-                                start, end, affinity=params['affinity'],
-                                providers=providers,
-                                kind=ledger.COMPUTE_HOST)
+            return slot_search.place(session, res_id, lease_id, shape, count,
+                                     start, end, affinity=params['affinity'],
+                                     providers=providers,
+                                     kind=inventory.COMPUTE_HOST)
         except exceptions.Conflict as exc:
             raise self._not_enough(session, shape, count, params['affinity'],
                                    providers, start, end, exc, what)
@@ -467,24 +403,25 @@ class VirtualInstancePlugin(backend_loader.BackendOwner,
         """Book the slots over the lease's window (NotEnoughCapacity, 409,
         when they do not fit); the reservation's resource id is its
         own."""
-        owner = reservation.get('server_project_id')
-        if owner is not None and owner != lease['project_id']:
+        owner = reservation.params.get('server_project_id')
+        if owner is not None and owner != lease.project_id:
             raise exceptions.MalformedParameter(
                 param='server_id',
                 reason='Server %s is not a server of project %s, the '
-                       "lease's." % (reservation['server_id'],
-                                     lease['project_id']))
-        start = host_plugin.parse_view_date(lease['start_date'])
-        end = host_plugin.parse_view_date(lease['end_date'])
-        server_id = _server_of(reservation)
+                       "lease's." % (reservation.params['server_id'],
+                                     lease.project_id))
+        start = lease.start_date
+        end = lease.end_date
+        server_id = _server_of(reservation.params)
         with db_api.writer(ctx) as session:
             if server_id is not None:
                 # its ledger row first, before the hosts' locks
                 db_servers.ensure(session, server_id)
-            placed = self._place_server(ctx, session, reservation['id'],
-                                        lease['id'], reservation, start, end)
-        LOG.debug('Reservation %s holds slots %s', reservation['id'], placed)
-        return reservation['id']
+            placed = self._place_server(ctx, session, reservation.id,
+                                        lease.id, reservation.params, start,
+                                        end)
+        LOG.debug('Reservation %s holds slots %s', reservation.id, placed)
+        return reservation.id
 
     def _place_server(self, ctx, session, res_id, lease_id, params, start,
                       end, what=None):
@@ -519,17 +456,17 @@ class VirtualInstancePlugin(backend_loader.BackendOwner,
         stays free, and new slots are added from now on.
         """
         params = dict(new_params)
-        res_id = reservation['id']
-        start = host_plugin.parse_view_date(lease['start_date'])
-        end = host_plugin.parse_view_date(lease['end_date'])
-        old_start = host_plugin.parse_view_date(old_lease['start_date'])
-        old_end = host_plugin.parse_view_date(old_lease['end_date'])
+        res_id = reservation.id
+        start = lease.start_date
+        end = lease.end_date
+        old_start = old_lease.start_date
+        old_end = old_lease.end_date
         same_slots = (
-            shape_of(params) == shape_of(reservation) and
-            params['affinity'] == reservation.get('affinity') and
+            shape_of(params) == shape_of(reservation.params) and
+            params['affinity'] == reservation.params.get('affinity') and
             params['resource_properties'] ==
-            reservation.get('resource_properties', ''))
-        status = reservation['status']
+            reservation.params.get('resource_properties', ''))
+        status = reservation.status
         if status == states.RES_ERROR:
             raise exceptions.InvalidStateUpdate(
                 id=res_id, status=status,
@@ -542,7 +479,7 @@ class VirtualInstancePlugin(backend_loader.BackendOwner,
                                            params, same_slots, old_end, end)
             moved = (start, end) != (old_start, old_end)
             same_slots = same_slots and \
-                params['amount'] == reservation['amount']
+                params['amount'] == reservation.params['amount']
             if same_slots:
                 if not moved:
                     return params
@@ -550,15 +487,15 @@ class VirtualInstancePlugin(backend_loader.BackendOwner,
                     # the same hosts when they stay free: refused before
                     # it writes anything; a pre-created reservation's
                     # server moves with its slot
-                    ledger.move(session, res_id, start, end)
+                    booking.move(session, res_id, start, end)
                     return params
                 except exceptions.Conflict as exc:
-                    held = db_servers.explained(session, exc, lease['id'],
+                    held = db_servers.explained(session, exc, lease.id,
                                                 start, end, res_id)
                     if held:
                         raise held
-            ledger.release(session, res_id)
-            self._place_server(ctx, session, res_id, lease['id'], params,
+            booking.release(session, res_id)
+            self._place_server(ctx, session, res_id, lease.id, params,
                                start, end, what='cannot %s reservation %s' % (
                                    'move' if same_slots else 'change',
                                    res_id))
@@ -566,17 +503,17 @@ class VirtualInstancePlugin(backend_loader.BackendOwner,
 
     def _update_active(self, ctx, session, lease, reservation, params,
                        same_slots, old_end, end):
-        res_id = reservation['id']
+        res_id = reservation.id
         if not same_slots:
             raise exceptions.InvalidStateUpdate(
-                id=res_id, status=reservation['status'],
+                id=res_id, status=reservation.status,
                 reason='An active reservation only accepts to update '
                        'amount. Reservation %s is active: its shape, '
                        'affinity and resource_properties are in use by its '
                        'flavor. Its amount may grow and its lease may be '
                        'extended; reserve another shape in a new lease.' %
                        res_id)
-        old_amount, amount = reservation['amount'], params['amount']
+        old_amount, amount = reservation.params['amount'], params['amount']
         if amount < old_amount:
             raise exceptions.CantUpdateParameter(
                 message="Instance reservation doesn't allow to "
@@ -588,7 +525,7 @@ class VirtualInstancePlugin(backend_loader.BackendOwner,
                             res_id, old_amount, amount), param='amount')
         now = dates.utcnow()
         if end != old_end:
-            extend(session, res_id, lease['id'], now, end, 'its hosts')
+            rebooking.extend(session, res_id, lease.id, now, end, 'its hosts')
         if amount > old_amount:
             held = self._units(session, res_id, shape_of(params), now)
             matching = self.matching(ctx, params)
@@ -598,12 +535,12 @@ class VirtualInstancePlugin(backend_loader.BackendOwner,
                 providers = [p for p in matching if p not in held]
             else:
                 providers = matching
-            self._place(ctx, session, res_id, lease['id'], params, now, end,
+            self._place(ctx, session, res_id, lease.id, params, now, end,
                         count=amount - old_amount, providers=providers,
                         what='cannot grow reservation %s' % res_id)
             params.update(self._cloud_ids(self.backend.resize(
-                self._backend_view(dict(reservation, **params), session),
-                lease['project_id'],
+                self._backend_view(reservation, session, params),
+                lease.project_id,
                 self._hosts(ctx, session, res_id, params, now),
                 self._user_session_of(lease))))
         return params
@@ -611,16 +548,17 @@ class VirtualInstancePlugin(backend_loader.BackendOwner,
     def delete(self, ctx, lease, reservation):
         """Release the reservation's slots; what :meth:`prepare` made for
         a reservation that never started goes too."""
-        if reservation['status'] == states.RES_PENDING and \
+        if reservation.status == states.RES_PENDING and \
                 self.backend.acts_in_cloud:
-            if not precreated.is_precreated(reservation):
+            if not precreated.is_precreated(reservation.params):
                 self.backend.end(self._backend_view(reservation), [])
-            elif reservation.get('server') and reservation.get('server_id'):
+            elif reservation.params.get('server') and \
+                    reservation.params.get('server_id'):
                 # a server Climate booted for the lease goes with it; the
                 # user's own server stays (shelved) in the project
-                self.backend.discard(reservation)
+                self.backend.discard(reservation.as_dict())
         with db_api.writer(ctx) as session:
-            ledger.release(session, reservation['id'])
+            booking.release(session, reservation.id)
 
     @db_api.retry_on_deadlock
     def prepare(self, ctx, lease, reservation):
@@ -631,25 +569,26 @@ class VirtualInstancePlugin(backend_loader.BackendOwner,
         committed; a failure is logged, the start makes what is
         missing."""
         if not self.backend.acts_in_cloud or \
-                reservation['status'] != states.RES_PENDING:
+                reservation.status != states.RES_PENDING:
             return
         try:
-            if precreated.is_precreated(reservation):
-                self._hold(ctx, lease, reservation)
+            if precreated.is_precreated(reservation.params):
+                # the periodic pass's reservations are dicts
+                self._hold(ctx, lease, reservation.as_dict())
                 return
             ids = self._cloud_ids(self.backend.prepare(
-                self._backend_view(reservation), lease['project_id'],
+                self._backend_view(reservation), lease.project_id,
                 self._user_session_of(lease)))
         except Exception:
             LOG.exception('Reservation %s: could not prepare it before the '
                           'start; the start (or the periodic pass) will',
-                          reservation['id'])
+                          reservation.id)
             return
         with db_api.writer(ctx):
             # the lease lock orders this with its events and updates
-            locked = db_api.lease_get(ctx, lease['id'], for_update=True)
-            if any(r.id == reservation['id'] for r in locked.reservations):
-                self._store_ids(ctx, reservation['id'], ids)
+            locked = db_api.lease_get(ctx, lease.id, for_update=True)
+            if any(r.id == reservation.id for r in locked.reservations):
+                self._store_ids(ctx, reservation.id, ids)
 
     def _hold(self, ctx, lease, reservation):
         """Boot a pre-created reservation's server when it was given as a
@@ -660,7 +599,7 @@ class VirtualInstancePlugin(backend_loader.BackendOwner,
             view['server_id'] = self._boot_once(ctx, lease, view)
             if view['server_id'] is None:
                 return False  # the reservation is gone
-        return self._shelve_while_pending(ctx, lease['id'], view)
+        return self._shelve_while_pending(ctx, lease.id, view)
 
     @db_api.retry_on_deadlock
     def _shelve_while_pending(self, ctx, lease_id, view):
@@ -689,14 +628,14 @@ class VirtualInstancePlugin(backend_loader.BackendOwner,
         lease's: the reservation shows why (``server_error``, missing
         resources) and holds no server; each periodic pass tries again."""
         with db_api.writer(ctx) as session:
-            locked = db_api.lease_get(ctx, lease['id'], for_update=True)
+            locked = db_api.lease_get(ctx, lease.id, for_update=True)
             row = session.get(models.Reservation, reservation['id'])
             if row is None:
                 return None
             server_id = (row.params or {}).get('server_id')
             if server_id is None:
                 server_id = self.backend.boot(
-                    reservation, lease['project_id'],
+                    reservation, lease.project_id,
                     self._user_session_of(lease))
                 try:
                     db_servers.hold(session, row.id, locked.id, server_id,
@@ -738,7 +677,7 @@ class VirtualInstancePlugin(backend_loader.BackendOwner,
         """``{provider: slots}`` the reservation holds at ``at`` (its
         bookings of the shape's unit class; the last instant of its
         window when ``at`` is past it, the first when before)."""
-        rows = ledger.bookings_of(session, res_id)
+        rows = booking.bookings_of(session, res_id)
         if not rows:
             return {}
         first = min(r[3] for r in rows)
@@ -757,14 +696,15 @@ class VirtualInstancePlugin(backend_loader.BackendOwner,
         return booked_hosts(ctx, session, res_id, params, at)
 
     @staticmethod
-    def _backend_view(reservation, session=None):
-        """The reservation as the backend sees it: ``flavor_id`` is the
-        source flavor (None when given as a shape); given ``session``,
-        ``slots_held`` (:func:`slots_held`)."""
-        view = dict(reservation)
-        view['flavor_id'] = (reservation.get('source_flavor') or {}).get('id')
+    def _backend_view(reservation, session=None, params=None):
+        """The reservation (a ``Reservation``, with ``params`` instead of
+        its own when given) as the backend sees it, a dict:
+        ``flavor_id`` is the source flavor (None when given as a shape);
+        given ``session``, ``slots_held`` (:func:`slots_held`)."""
+        view = dict(reservation.as_dict(), **(params or {}))
+        view['flavor_id'] = (view.get('source_flavor') or {}).get('id')
         if session is not None:
-            view['slots_held'] = slots_held(session, reservation['id'])
+            view['slots_held'] = slots_held(session, reservation.id)
         return view
 
     def _user_session_of(self, lease):
@@ -806,49 +746,50 @@ class VirtualInstancePlugin(backend_loader.BackendOwner,
         made."""
         now = dates.utcnow()
         with db_api.writer(ctx) as session:
-            hosts = self._hosts(ctx, session, reservation['id'], reservation,
-                                now)
-            if precreated.is_precreated(reservation):
-                self._store_ids(ctx, reservation['id'], self._wake(
+            hosts = self._hosts(ctx, session, reservation.id,
+                                reservation.params, now)
+            if precreated.is_precreated(reservation.params):
+                self._store_ids(ctx, reservation.id, self._wake(
                     lease, reservation, hosts))
                 return
             ids = self._cloud_ids(self.backend.start(
                 self._backend_view(reservation, session),
-                lease['project_id'], hosts,
+                lease.project_id, hosts,
                 self._user_session_of(lease)))
-            self._store_ids(ctx, reservation['id'], ids)
+            self._store_ids(ctx, reservation.id, ids)
 
     def _wake(self, lease, reservation, hosts):
         """Unshelve a pre-created reservation's server onto its host."""
-        if not reservation.get('server_id'):
+        if not reservation.params.get('server_id'):
             # its boot never succeeded: nothing runs, and the lease says so
             return {'server_status': None, 'server_error': (
                 'The server of reservation %s was never booted: %s' % (
-                    reservation['id'], reservation.get('server_error') or
+                    reservation.id, reservation.params.get('server_error') or
                     'Nova refused it or could not be reached.'))}
         if not self.backend.acts_in_cloud:
             return {'server_status': 'ACTIVE', 'server_error': None}
         facts = hosts[0][0] if hosts else None
         if facts is None:
             return {'server_error': 'Reservation %s holds no host now.' %
-                    reservation['id']}
-        return self.backend.wake(reservation, lease['project_id'], facts,
-                                 self._user_session_of(lease))
+                    reservation.id}
+        return self.backend.wake(reservation.as_dict(), lease.project_id,
+                                 facts, self._user_session_of(lease))
 
     def on_end(self, ctx, lease, reservation, event=None):
         """Take everything back (backend ``end``; a pre-created
         reservation's ``on_end`` action on its server) and free the
         slots."""
         with db_api.writer(ctx) as session:
-            if precreated.is_precreated(reservation):
+            if precreated.is_precreated(reservation.params):
                 if self.backend.acts_in_cloud:
-                    self._store_ids(ctx, reservation['id'],
-                                    self.backend.release(reservation))
+                    self._store_ids(ctx, reservation.id,
+                                    self.backend.release(
+                                        reservation.as_dict()))
             else:
-                hosts = self._hosts(ctx, session, reservation['id'],
-                                    reservation, dates.utcnow())
+                hosts = self._hosts(ctx, session, reservation.id,
+                                    reservation.params, dates.utcnow())
                 self.backend.end(self._backend_view(reservation), hosts)
-            ledger.release(session, reservation['id'])
+            booking.release(session, reservation.id)
 
     # -- healing --------------------------------------------------------------
 
@@ -864,7 +805,7 @@ class VirtualInstancePlugin(backend_loader.BackendOwner,
         changed = set()
         if down:
             with db_api.reader(ctx) as session:
-                held = ledger.holders(session, down, now)
+                held = booking.holders(session, down, now)
             lost = collections.defaultdict(set)
             for res_id, lease_id, provider in held:
                 lost[res_id, lease_id].add(provider)
@@ -896,7 +837,7 @@ class VirtualInstancePlugin(backend_loader.BackendOwner,
             params = dict(res.params)
             shape = shape_of(params)
             cls, per = _unit_class(shape)
-            rows = [r for r in ledger.bookings_of(session, res_id)
+            rows = [r for r in booking.bookings_of(session, res_id)
                     if r[4] > now]
             gone = [r for r in rows if r[0] in lost and r[1] == cls]
             count = sum(r[2] for r in gone) // per
@@ -914,9 +855,10 @@ class VirtualInstancePlugin(backend_loader.BackendOwner,
                         res.status == states.RES_ACTIVE:
                     # a running server is not moved by Climate: flagged
                     raise exceptions.Conflict(reason='server runs')
-                ledger.place(session, res_id, lease_id, shape, count, since,
-                             until, affinity=params['affinity'],
-                             providers=matching, kind=ledger.COMPUTE_HOST)
+                slot_search.place(session, res_id, lease_id, shape, count,
+                                  since, until, affinity=params['affinity'],
+                                  providers=matching,
+                                  kind=inventory.COMPUTE_HOST)
             except exceptions.Conflict:
                 if res.missing_resources:
                     return False
@@ -926,15 +868,15 @@ class VirtualInstancePlugin(backend_loader.BackendOwner,
                             'fit nowhere else: missing resources', res_id,
                             ', '.join(sorted(lost)), count)
                 return True
-            ledger.release(session, res_id, provider_ids=sorted(lost))
+            booking.release(session, res_id, provider_ids=sorted(lost))
             res.resources_changed = True
             if res.status == states.RES_ACTIVE:
-                view = dict(params, id=res_id)
                 answer = self.backend.resize(
-                    self._backend_view(view, session), lease.project_id,
+                    self._backend_view(plugin_values.Reservation.of(res),
+                                       session, params),
+                    lease.project_id,
                     self._hosts(ctx, session, res_id, params, now),
-                    self._user_session_of({'id': lease.id,
-                                           'trust_id': lease.trust_id}))
+                    self._user_session_of(plugin_values.Lease.of(lease)))
                 res.params = dict(params, **self._cloud_ids(answer))
             LOG.info('Reservation %s: %d slot(s) on hosts %s placed again',
                      res_id, count, ', '.join(sorted(lost)))
@@ -948,7 +890,7 @@ class VirtualInstancePlugin(backend_loader.BackendOwner,
         for res_id, lease_id in db_api.reservations_flagged(ctx,
                                                             RESOURCE_TYPE):
             with db_api.reader(ctx) as session:
-                hosts = {r[0] for r in ledger.bookings_of(session, res_id)
+                hosts = {r[0] for r in booking.bookings_of(session, res_id)
                          if r[4] > now}
             if hosts & down:
                 continue

@@ -283,8 +283,8 @@ class VirtualStackPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
             growing = GROWING.get(rtype, ())
             shape = {k: v for k, v in request.items()
                      if k not in growing and k != 'resource_type'}
-            same = [p for p in free if p['resource_type'] == rtype and all(
-                p.get(k) == v for k, v in shape.items())]
+            same = [p for p in free if p.resource_type == rtype and all(
+                p.params.get(k) == v for k, v in shape.items())]
             if not same:
                 raise exceptions.InvalidState(
                     kind='Reservation', id=old.get('id'), status='active',
@@ -303,10 +303,10 @@ class VirtualStackPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
                                          sorted(GROWING.items()))))
             resources = set(need.get('resources') or ())
             part = next((p for p in same
-                         if held_by.get(p['id'], set()) & resources), same[0])
+                         if held_by.get(p.id, set()) & resources), same[0])
             free.remove(part)
-            out.append((describe_need(need), part['id'], dict(
-                shape, **{k: max(request[k], part.get(k) or 0)
+            out.append((describe_need(need), part.id, dict(
+                shape, **{k: max(request[k], part.params.get(k) or 0)
                           for k in growing})))
         return out
 
@@ -328,17 +328,17 @@ class VirtualStackPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
         at once); its name cannot change, nor a ``wake`` stack's
         template (409)."""
         changed = [key for key in TEMPLATE_FIELDS + ('stack_name',)
-                   if new_params.get(key) != reservation.get(key)]
-        if reservation['status'] == states.RES_PENDING and \
+                   if new_params.get(key) != reservation.params.get(key)]
+        if reservation.status == states.RES_PENDING and \
                 self.backend.acts_in_cloud and \
-                reservation.get('on_start') == 'wake' and (
+                reservation.params.get('on_start') == 'wake' and (
                     new_params.get('on_start') != 'wake' or changed):
             # the stack made for the old request goes; the prepare after
             # this commit (and the periodic pass) makes the new one
-            self.backend.discard(reservation, lease['project_id'])
+            self.backend.discard(reservation.as_dict(), lease.project_id)
             new_params = dict(new_params, stack_id=None, stack_status=None,
                               stack_status_reason=None, servers=None)
-        if reservation['status'] == states.RES_PENDING or not (
+        if reservation.status == states.RES_PENDING or not (
                 changed or new_params.get('stack_status') == UPDATE_ASKED):
             return new_params
         self._refuse_active_change(reservation, changed)
@@ -349,8 +349,8 @@ class VirtualStackPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
             # start and the end
             new_params.update({
                 k: v for k, v in (self.backend.update(
-                    dict(new_params, id=reservation['id']),
-                    lease['project_id'], [], None) or {}).items()
+                    dict(new_params, id=reservation.id),
+                    lease.project_id, [], None) or {}).items()
                 if k in backend_base.OUTPUT_FIELDS})
         return new_params
 
@@ -358,45 +358,46 @@ class VirtualStackPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
     def _refuse_active_change(reservation, changed):
         """409 for what a started stack cannot change."""
         reason = None
-        if reservation['status'] != states.RES_ACTIVE:
+        if reservation.status != states.RES_ACTIVE:
             reason = ('only a pending or active stack\'s template may '
                       'change')
         elif 'stack_name' in changed:
             reason = ('a started stack keeps its name (Heat does not '
                       'rename stacks); its template, parameters and '
                       'environment may change')
-        elif reservation.get('on_start') == 'wake':
+        elif reservation.params.get('on_start') == 'wake':
             reason = ('the template, parameters and environment of a '
                       'started wake stack cannot change: its woken servers '
                       'run with their template flavor, which a pinned '
                       'update would resize; change them before the lease '
                       'starts, or end this lease and reserve the new stack')
-        elif reservation.get('stack_status') in HEAT_UPDATING:
+        elif reservation.params.get('stack_status') in HEAT_UPDATING:
             reason = ('Heat is still applying its last update (%s); try '
-                      'again once it is done' % reservation['stack_status'])
+                      'again once it is done' %
+                      reservation.params['stack_status'])
         if reason:
             raise exceptions.InvalidState(
-                kind='Reservation', id=reservation['id'],
-                status=reservation['status'], reason=reason)
+                kind='Reservation', id=reservation.id,
+                status=reservation.status, reason=reason)
 
     def delete(self, ctx, lease, reservation):
         """The stack :meth:`prepare` made for a stack that never started
         (``on_start: wake``) goes; the lease deletes the parts."""
         if self.backend.acts_in_cloud and \
-                reservation['status'] == states.RES_PENDING and \
-                reservation.get('on_start') == 'wake':
-            self.backend.discard(reservation, lease['project_id'])
+                reservation.status == states.RES_PENDING and \
+                reservation.params.get('on_start') == 'wake':
+            self.backend.discard(reservation.as_dict(), lease.project_id)
 
     # -- events --------------------------------------------------------------
 
     @staticmethod
-    def _parts_of(session, reservation, ctx=None):
-        """The views of the reservation's parts as they are now (their
-        own start may have just stored their flavors and addresses);
-        given ``ctx``, an instance part's with its booked ``hosts`` now
-        (where a woken stack's servers go)."""
+    def _parts_of(session, owner_id, ctx=None):
+        """The views of the parts of reservation ``owner_id`` as they are
+        now (their own start may have just stored their flavors and
+        addresses); given ``ctx``, an instance part's with its booked
+        ``hosts`` now (where a woken stack's servers go)."""
         rows = session.execute(sa.select(models.Reservation).where(
-            models.Reservation.part_of == reservation['id'],
+            models.Reservation.part_of == owner_id,
             models.Reservation.status != states.RES_DELETED)).scalars()
         parts = []
         for row in rows:
@@ -421,19 +422,22 @@ class VirtualStackPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
         (:data:`UPDATE_ASKED`) is sent to Heat.  The periodic pass
         (:meth:`heal`) follows both.  A failure is logged: the next pass
         tries again (the start makes a wake stack if none is)."""
-        if not self.backend.acts_in_cloud or not self._followed(reservation):
+        # the periodic pass's reservations are dicts
+        view = reservation.as_dict()
+        if not self.backend.acts_in_cloud or not self._followed(view):
             return
         try:
-            self._follow(ctx, lease, reservation)
+            self._follow(ctx, lease, view)
         except Exception:
             LOG.exception('Reservation %s: could not act on its stack '
                           'after the commit; the periodic pass will try '
-                          'again', reservation['id'])
+                          'again', reservation.id)
 
     @staticmethod
     def _followed(reservation):
         """Whether the periodic pass has a step to take on the stack: a
-        pending ``wake`` stack (held), a started one being updated."""
+        pending ``wake`` stack (held), a started one being updated
+        (``reservation``: its parameters with ``id`` and ``status``)."""
         if reservation['status'] == states.RES_PENDING:
             return reservation.get('on_start') == 'wake'
         return reservation['status'] == states.RES_ACTIVE and \
@@ -449,7 +453,7 @@ class VirtualStackPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
         server nor write a stale status over the start's; an update is
         sent once.  Returns whether the reservation changed."""
         with db_api.writer(ctx) as session:
-            db_api.lease_get(ctx, lease['id'], for_update=True)
+            db_api.lease_get(ctx, lease.id, for_update=True)
             row = session.get(models.Reservation, reservation['id'])
             if row is None:
                 return False
@@ -458,8 +462,8 @@ class VirtualStackPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
                 return False
             step = self.backend.hold if row.status == states.RES_PENDING \
                 else self.backend.update
-            answer = step(current, lease['project_id'],
-                          self._parts_of(session, current),
+            answer = step(current, lease.project_id,
+                          self._parts_of(session, row.id),
                           lambda: self.user_session(lease))
             changed = any(current.get(k) != v for k, v in
                           (answer or {}).items()
@@ -502,20 +506,21 @@ class VirtualStackPlugin(backend_loader.BackendOwner, base.ResourcePlugin):
         """Make (or wake) the stack, pinned to what its parts hold."""
         with db_api.writer(ctx) as session:
             answer = self.backend.start(
-                reservation, lease['project_id'],
+                reservation.as_dict(), lease.project_id,
                 # where the instance parts' slots are: a woken stack's
                 # servers go there, a created one's by their flavors
-                self._parts_of(session, reservation, ctx=ctx if
-                               reservation.get('on_start') == 'wake'
+                self._parts_of(session, reservation.id, ctx=ctx if
+                               reservation.params.get('on_start') == 'wake'
                                else None),
                 lambda: self.user_session(lease))
-            self._store(session, reservation['id'], answer)
+            self._store(session, reservation.id, answer)
 
     def on_end(self, ctx, lease, reservation, event=None):
         """The ``on_end`` action, with the service's credentials (on the
         stacks of the lease's project: the service's own scope is another
         project)."""
         with db_api.writer(ctx) as session:
-            answer = self.backend.end(reservation, lease['project_id'],
-                                      reservation.get('on_end') or 'delete')
-            self._store(session, reservation['id'], answer)
+            answer = self.backend.end(
+                reservation.as_dict(), lease.project_id,
+                reservation.params.get('on_end') or 'delete')
+            self._store(session, reservation.id, answer)

@@ -10,7 +10,7 @@ reservation grown while active holds a second one, from the growth on.
 from climate import dates
 from climate.db import allocations as db_allocations
 from climate.db import volume_pools as db_pools
-from climate.plugins.physical_host import inventory as host_inventory
+from climate.plugins import common
 
 
 def allocations(ctx, lease_id=None, reservation_id=None):
@@ -18,8 +18,8 @@ def allocations(ctx, lease_id=None, reservation_id=None):
     'lease_id', 'start_date', 'end_date', 'size_gb'}]}]``, by pool id
     (a pool no reservation holds has an empty list), each pool's
     holdings by start."""
-    host_inventory.check_text(lease_id, 'lease_id')
-    host_inventory.check_text(reservation_id, 'reservation_id')
+    common.check_text(lease_id, 'lease_id')
+    common.check_text(reservation_id, 'reservation_id')
     pools = db_pools.pool_list(ctx)
     held = {pool['id']: [] for pool in pools}
     rows = db_allocations.bookings(

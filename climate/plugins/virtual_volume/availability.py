@@ -14,14 +14,15 @@ project, so any project may ask.
 
 The search is the booking's own arithmetic: the reservation is one unit
 of ``plugin.shape_of`` on the pools ``plugin.matching`` finds, placed
-with affinity (all on one pool); a ``climate.db.ledger.Outlook`` over
-those pools finds the windows and ``ledger.free_capacity`` the gigabytes
-free over each.
+with affinity (all on one pool); an ``Outlook`` of
+``climate.db.ledger.availability`` over those pools finds the windows and
+its ``free_capacity`` the gigabytes free over each.
 """
 
 from climate import dates
 from climate.db import api as db_api
-from climate.db import ledger
+from climate.db.ledger import availability as ledger_availability
+from climate.db.ledger import inventory
 from climate.plugins import availability
 from climate.plugins.virtual_volume import plugin as volume_plugin
 
@@ -45,8 +46,8 @@ def search(plugin, ctx, query):
     times, until = availability.frame(query)
     answer.update(times)
     with db_api.reader(ctx) as session:
-        outlook = ledger.Outlook(session, shape, providers,
-                                 ledger.VOLUME_POOL)
+        outlook = ledger_availability.Outlook(session, shape, providers,
+                                              inventory.VOLUME_POOL)
         if query.fixed:
             end = query.earliest + query.duration
             answer['requested'] = {

@@ -11,7 +11,7 @@ from oslo_config import cfg
 
 from climate.db import volume_pools as db_pools
 from climate import exceptions
-from climate.plugins.physical_host import plugin as host_plugin
+from climate.plugins import common
 
 CONF = cfg.CONF
 
@@ -33,7 +33,7 @@ def _text(body, name, required=False):
     if value is None and not required:
         return None
     if not isinstance(value, str) or not value.strip() or \
-            len(value) > 255 or not host_plugin.storable(value):
+            len(value) > 255 or not common.storable(value):
         raise _bad(name, '%s is a non-empty string of at most 255 '
                          'characters, not %r.' % (name, value))
     return value
@@ -69,7 +69,7 @@ def _caps(value, name='capabilities'):
         raise _bad(name, '%s is an object of names and values, not %r.'
                    % (name, value))
     for key, item in value.items():
-        if not key or len(key) > 255 or not host_plugin.storable(key):
+        if not key or len(key) > 255 or not common.storable(key):
             raise _bad(name, 'capability names are non-empty strings of at '
                              'most 255 characters, not %r.' % key)
         if item is not None and not isinstance(

@@ -7,7 +7,7 @@ creates them at the start as the user, through the lease's trust) of
 ``resource_properties`` (the hosts' filter language, over ``$name``,
 ``$backend`` and the pool's capabilities).
 
-**Booking.**  The reservation is one unit on one pool: ``ledger.place``
+**Booking.**  The reservation is one unit on one pool: ``slot_search.place``
 over the matching reservable pools, shape ``{VOLUME_GB: size_gb, VOLUME:
 count}`` (no ``count``: ``size_gb`` volumes, the most that many gigabytes
 can hold, since a volume has at least 1 GB), in the lease's transaction
@@ -33,16 +33,19 @@ from oslo_log import log as logging
 
 from climate import dates
 from climate.db import api as db_api
-from climate.db import ledger
+from climate.db.ledger import availability
+from climate.db.ledger import booking
+from climate.db.ledger import inventory
+from climate.db.ledger import slot_search
 from climate.db import models
 from climate.db import volume_pools as db_pools
 from climate import exceptions
 from climate.plugins import backend_loader
 from climate.plugins import base
+from climate.plugins import caches
 from climate.plugins import common
 from climate.plugins import params as plugin_params
-from climate.plugins.physical_host import plugin as host_plugin
-from climate.plugins.virtual_instance import plugin as instance_plugin
+from climate.plugins import rebooking
 from climate.plugins.virtual_volume import backends
 from climate.scheduling import capacity
 from climate.scheduling import filters
@@ -58,7 +61,6 @@ REQUEST_FIELDS = ('size_gb', 'count', 'volume_type', 'resource_properties',
 OUTPUT_FIELDS = ('pool', 'volume_ids', 'image_ids')
 ON_END = ('delete', 'snapshot', 'retain')
 SPEC_FIELDS = ('name', 'size_gb', 'volume_type', 'image_id', 'snapshot_id')
-DB_MAX_INT = instance_plugin.DB_MAX_INT
 #: How many pre-created volumes one reservation may list.
 MAX_VOLUMES = 1000
 #: Filters whose matching pools a manager keeps (per pool inventory
@@ -70,13 +72,14 @@ MOST_FREE_CHUNK = 64
 
 
 def integer(value, name, low=1):
-    """A whole number from ``low`` to :data:`DB_MAX_INT` (booleans
-    refused), else MalformedParameter naming ``name``."""
+    """A whole number from ``low`` to
+    :data:`climate.plugins.params.DB_MAX_INT` (booleans refused), else
+    MalformedParameter naming ``name``."""
     if isinstance(value, bool):
         raise exceptions.MalformedParameter(
             param=name, reason='%s is a whole number from %d to %d, not %s.'
-            % (name, low, DB_MAX_INT, common.short(value)))
-    return instance_plugin.integer(value, name, low)
+            % (name, low, plugin_params.DB_MAX_INT, common.short(value)))
+    return plugin_params.integer(value, name, low)
 
 
 def volume_count(params):
@@ -86,7 +89,7 @@ def volume_count(params):
 
 
 def most_free_gb(free, shape=None):
-    """The most gigabytes free on one pool of a ``ledger.free_capacity``
+    """The most gigabytes free on one pool of a ``availability.free_capacity``
     view (0 when it holds no pool); with ``shape``, on one pool where
     the shape's other classes (its volumes) fit too: the booking takes
     the whole shape on one pool, and a pool without room for the volumes
@@ -120,16 +123,17 @@ def _string(value, name, required=False):
                 message='Missing parameter %s.' % name, param=name)
         return None
     if not isinstance(value, str) or len(value) > 255 or \
-            not host_plugin.storable(value):
+            not common.storable(value):
         raise exceptions.MalformedParameter(
             param=name, reason='%s is a string of at most 255 characters, '
                                'not %s.' % (name, common.short(value)))
     return value
 
 
-def reservation_params(view):
-    """The stored parameters of a reservation's view."""
-    return {k: view.get(k) for k in REQUEST_FIELDS + OUTPUT_FIELDS}
+def reservation_params(params):
+    """A reservation's ``params`` with every field (None where unset),
+    as stored at its create."""
+    return {k: params.get(k) for k in REQUEST_FIELDS + OUTPUT_FIELDS}
 
 
 def pool_props(pool):
@@ -152,7 +156,7 @@ class VirtualVolumePlugin(backend_loader.BackendOwner, base.ResourcePlugin):
 
     def __init__(self, owner=None):
         super().__init__(owner)
-        self._matches = host_plugin.InventoryVersionCache(
+        self._matches = caches.InventoryVersionCache(
             MATCH_CACHE_SIZE, db_pools.inventory_version)
 
     @property
@@ -252,10 +256,10 @@ class VirtualVolumePlugin(backend_loader.BackendOwner, base.ResourcePlugin):
         if specs is not None:
             specs = self._specs(specs)
             total = sum(s['size_gb'] for s in specs)
-            if total > DB_MAX_INT:
+            if total > plugin_params.DB_MAX_INT:
                 raise exceptions.MalformedParameter(
                     param='volumes', reason='The volumes add up to %d GB; '
-                    'at most %d.' % (total, DB_MAX_INT))
+                    'at most %d.' % (total, plugin_params.DB_MAX_INT))
             if params.get('size_gb') not in (None, '') and integer(
                     params['size_gb'], 'size_gb') != total:
                 raise exceptions.MalformedParameter(
@@ -295,7 +299,7 @@ class VirtualVolumePlugin(backend_loader.BackendOwner, base.ResourcePlugin):
         out['on_end'] = on_end
         out['volume_type'] = self._volume_type(params.get('volume_type'),
                                                'volume_type')
-        out['resource_properties'] = instance_plugin.filter_of(
+        out['resource_properties'] = plugin_params.filter_of(
             params.get('resource_properties'))
         out['volumes'] = specs
         out.update(pool=None, volume_ids=[], image_ids=[])
@@ -402,8 +406,8 @@ class VirtualVolumePlugin(backend_loader.BackendOwner, base.ResourcePlugin):
         most, done, size = 0, 0, MOST_FREE_CHUNK
         while done < len(order) and order[done][0] > most:
             chunk = [provider for _gb, provider in order[done:done + size]]
-            most = max(most, most_free_gb(ledger.free_capacity(
-                session, chunk, start, end, ledger.VOLUME_POOL), shape))
+            most = max(most, most_free_gb(availability.free_capacity(
+                session, chunk, start, end, inventory.VOLUME_POOL), shape))
             done += size
             size *= 8
         return most
@@ -430,20 +434,20 @@ class VirtualVolumePlugin(backend_loader.BackendOwner, base.ResourcePlugin):
             if pools is None:
                 pools = [(provider, {cls: capacity.usable(inv)
                                      for cls, inv in held.items()})
-                         for provider, held in ledger.inventories_of(
+                         for provider, held in inventory.inventories_of(
                              session, providers,
-                             ledger.VOLUME_POOL).items()]
+                             inventory.VOLUME_POOL).items()]
             candidates = holding(pools, shape)
             most = self.most_free(session, pools, start, end, shape, taken)
             if not candidates:
                 later = ('It never fits on one matching pool, even with '
                          'nothing else booked.')
             else:
-                until = instance_plugin.horizon_end(start, end - start)
-                when = ledger.earliest_start(
+                until = rebooking.horizon_end(start, end - start)
+                when = availability.earliest_start(
                     session, shape, 1, end - start, start,
                     latest_end=until, affinity=True,
-                    provider_ids=candidates, kind=ledger.VOLUME_POOL)
+                    provider_ids=candidates, kind=inventory.VOLUME_POOL)
                 if when is not None and when <= start:
                     # refused over this very window: free when read,
                     # taken under the lock by concurrent requests
@@ -484,10 +488,10 @@ class VirtualVolumePlugin(backend_loader.BackendOwner, base.ResourcePlugin):
         try:
             if not candidates:
                 raise exceptions.Conflict(reason='no pool holds the shape')
-            placed = ledger.place(session, res_id, lease_id, shape, 1,
-                                  start, end, affinity=True,
-                                  providers=candidates,
-                                  kind=ledger.VOLUME_POOL)
+            placed = slot_search.place(session, res_id, lease_id, shape, 1,
+                                       start, end, affinity=True,
+                                       providers=candidates,
+                                       kind=inventory.VOLUME_POOL)
         except exceptions.Conflict as exc:
             raise self._not_enough(session, params, shape, providers,
                                    start, end, what, pools,
@@ -501,15 +505,15 @@ class VirtualVolumePlugin(backend_loader.BackendOwner, base.ResourcePlugin):
     def reserve(self, ctx, lease, reservation):
         """Book the volumes over the lease's window on one pool
         (NotEnoughCapacity, 409, when no pool holds them)."""
-        start = host_plugin.parse_view_date(lease['start_date'])
-        end = host_plugin.parse_view_date(lease['end_date'])
+        start = lease.start_date
+        end = lease.end_date
         with db_api.writer(ctx) as session:
-            pool = self._place(ctx, session, reservation['id'], lease['id'],
-                               reservation, start, end)
+            pool = self._place(ctx, session, reservation.id, lease.id,
+                               reservation.params, start, end)
             plugin_params.store_at_create(
-                session, lease['id'], reservation['id'],
-                dict(reservation_params(reservation), pool=pool))
-        return reservation['id']
+                session, lease.id, reservation.id,
+                dict(reservation_params(reservation.params), pool=pool))
+        return reservation.id
 
     def update(self, ctx, old_lease, lease, reservation, new_params):
         """Pending: the booking moves with the dates (same pool when it
@@ -517,47 +521,48 @@ class VirtualVolumePlugin(backend_loader.BackendOwner, base.ResourcePlugin):
         filter.  Active: the lease may be extended and ``size_gb`` and
         ``count`` grow (on the same pool); nothing else changes."""
         params = dict(new_params)
-        res_id = reservation['id']
-        start = host_plugin.parse_view_date(lease['start_date'])
-        end = host_plugin.parse_view_date(lease['end_date'])
-        old_start = host_plugin.parse_view_date(old_lease['start_date'])
-        old_end = host_plugin.parse_view_date(old_lease['end_date'])
-        same = all(params.get(k) == reservation.get(k) for k in (
+        res_id = reservation.id
+        start = lease.start_date
+        end = lease.end_date
+        old_start = old_lease.start_date
+        old_end = old_lease.end_date
+        same = all(params.get(k) == reservation.params.get(k) for k in (
             'volume_type', 'resource_properties'))
-        status = reservation['status']
+        status = reservation.status
         plugin_params.refuse_if_error(reservation)
         with db_api.writer(ctx) as session:
             if status == states.RES_ACTIVE:
                 return self._update_active(ctx, session, lease, reservation,
                                            params, same, old_end, end)
-            same = same and shape_of(params) == shape_of(reservation)
+            same = same and shape_of(params) == shape_of(reservation.params)
             if same:
                 if (start, end) == (old_start, old_end):
                     return params
                 try:
-                    ledger.move(session, res_id, start, end)
+                    booking.move(session, res_id, start, end)
                     return params
                 except exceptions.Conflict:
                     pass
-            ledger.release(session, res_id)
+            booking.release(session, res_id)
             params['pool'] = self._place(
-                ctx, session, res_id, lease['id'], params, start, end,
+                ctx, session, res_id, lease.id, params, start, end,
                 what='cannot %s reservation %s' % (
                     'move' if same else 'change', res_id))
         return params
 
     def _update_active(self, ctx, session, lease, reservation, params,
                        same, old_end, end):
-        res_id = reservation['id']
-        if not same or params.get('volumes') != reservation.get('volumes'):
+        res_id = reservation.id
+        if not same or \
+                params.get('volumes') != reservation.params.get('volumes'):
             raise exceptions.InvalidStateUpdate(
-                id=res_id, status=reservation['status'],
+                id=res_id, status=reservation.status,
                 reason='An active volume reservation only accepts to '
                        'extend its lease and grow size_gb and count. '
                        'Reservation %s is active: its volume_type, '
                        'resource_properties and volumes are in use.' %
                        res_id)
-        old, new = shape_of(reservation), shape_of(params)
+        old, new = shape_of(reservation.params), shape_of(params)
         for cls, field in ((db_pools.VOLUME_GB, 'size_gb'),
                            (db_pools.VOLUME, 'count')):
             if new[cls] < old[cls]:
@@ -570,13 +575,13 @@ class VirtualVolumePlugin(backend_loader.BackendOwner, base.ResourcePlugin):
                     param=field)
         now = dates.utcnow()
         if end != old_end:
-            instance_plugin.extend(session, res_id, lease['id'], now, end,
+            rebooking.extend(session, res_id, lease.id, now, end,
                                    'its pool')
         grow = {cls: new[cls] - old[cls] for cls in new}
         if any(grow.values()):
-            held = sorted({r[0] for r in ledger.bookings_of(session, res_id)
+            held = sorted({r[0] for r in booking.bookings_of(session, res_id)
                            if r[4] > now})
-            self._place(ctx, session, res_id, lease['id'], params, now, end,
+            self._place(ctx, session, res_id, lease.id, params, now, end,
                         shape=grow, providers=held,
                         what='cannot grow reservation %s' % res_id)
         if end > old_end or any(grow.values()):
@@ -585,34 +590,34 @@ class VirtualVolumePlugin(backend_loader.BackendOwner, base.ResourcePlugin):
             # still enforcing the old end and size (an earlier end needs no
             # telling: the end event removes the type)
             self.backend.publish(
-                self._backend_view(lease, dict(reservation, **params)),
-                lease['project_id'], self._pool(ctx, session, res_id))
+                self._backend_view(lease, reservation, params),
+                lease.project_id, self._pool(ctx, session, res_id))
         return params
 
     def delete(self, ctx, lease, reservation):
         """Release the reservation's capacity."""
         with db_api.writer(ctx) as session:
-            ledger.release(session, reservation['id'])
+            booking.release(session, reservation.id)
 
     # -- events ---------------------------------------------------------------
 
     def _pool(self, ctx, session, res_id):
         """The pool (dict) the reservation holds, or None."""
         ids = {db_pools.pool_of(r[0])
-               for r in ledger.bookings_of(session, res_id)}
+               for r in booking.bookings_of(session, res_id)}
         ids.discard(None)
         pools = db_pools.pools_by_ids(ctx, ids) if ids else []
         return pools[0] if pools else None
 
     @staticmethod
-    def _backend_view(lease, reservation):
-        """The reservation as the backend reads it: with the lease's
-        window (Cinder's private type carries it, and the scheduler
-        filter refuses the type outside it)."""
-        return dict(reservation,
-                    lease_start=host_plugin.parse_view_date(
-                        lease['start_date']),
-                    lease_end=host_plugin.parse_view_date(lease['end_date']))
+    def _backend_view(lease, reservation, params=None):
+        """The reservation (a ``Reservation``, with ``params`` instead of
+        its own when given) as the backend reads it: a dict, with the
+        lease's window (Cinder's private type carries it, and the
+        scheduler filter refuses the type outside it)."""
+        return dict(reservation.as_dict(), **(params or {}),
+                    lease_start=lease.start_date,
+                    lease_end=lease.end_date)
 
     # The cloud is called outside the plugin's own transactions (a write
     # transaction open across Cinder's answers, or its timeouts, would hold
@@ -622,24 +627,25 @@ class VirtualVolumePlugin(backend_loader.BackendOwner, base.ResourcePlugin):
         """Hand the volumes over (backend ``start``) and store their
         ids."""
         with db_api.reader(ctx) as session:
-            pool = self._pool(ctx, session, reservation['id'])
+            pool = self._pool(ctx, session, reservation.id)
         answer = self.backend.start(
-            self._backend_view(lease, reservation), lease['project_id'],
+            self._backend_view(lease, reservation), lease.project_id,
             pool, lambda: self.user_session(lease)) or {}
         values = {'volume_ids': list(answer.get('volume_ids') or [])}
         if pool is not None:
             values['pool'] = pool['name']
         with db_api.writer(ctx) as session:
-            self._set(session, reservation['id'], **values)
+            self._set(session, reservation.id, **values)
 
     def on_end(self, ctx, lease, reservation, event=None):
         """Apply ``on_end`` to the reservation's volumes (backend
         ``end``), store the images ``snapshot`` made, free the
         capacity."""
-        answer = self.backend.end(self._backend_view(lease, reservation),
-                                  reservation.get('on_end') or 'delete')
+        answer = self.backend.end(
+            self._backend_view(lease, reservation),
+            reservation.params.get('on_end') or 'delete')
         images = list((answer or {}).get('image_ids') or [])
         with db_api.writer(ctx) as session:
             if images:
-                self._set(session, reservation['id'], image_ids=images)
-            ledger.release(session, reservation['id'])
+                self._set(session, reservation.id, image_ids=images)
+            booking.release(session, reservation.id)

@@ -18,10 +18,8 @@ import logging
 import os
 import subprocess
 import sys
-import time
 
 import pytest
-import requests
 
 from climate.cli import shell
 from climate.tests.functional import procs
@@ -42,12 +40,7 @@ class Result:
             ' '.join(self.argv), self.code, self.out, self.err)
 
 
-def clean_env(home):
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(('OS_', 'CLIMATE_NOAUTH'))}
-    env['HOME'] = home
-    env['PYTHONWARNINGS'] = 'ignore'
-    return env
+clean_env = procs.no_credentials_env
 
 
 def _identity(project, roles):
@@ -89,21 +82,8 @@ class ClimateAll:
                 cmd, stdout=log, stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL, start_new_session=True,
                 cwd=self.workdir, env=clean_env(self.home))
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            if self.popen.poll() is not None:
-                raise RuntimeError('climate-all exited at start:\n%s' %
-                                   procs.tail(self.log_path))
-            try:
-                if requests.get(self.url + '/healthcheck',
-                                timeout=2).status_code == 200:
-                    return
-            except requests.RequestException:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError('climate-all not answering on %s:\n%s' %
-                                   (self.url, procs.tail(self.log_path)))
-            time.sleep(0.2)
+        procs.wait_answering(self.popen, self.url, self.log_path,
+                             'climate-all', START_TIMEOUT)
 
     def stop(self):
         if self.popen is not None:

@@ -45,13 +45,13 @@ UNLOCK = """\
 # (read committed, MariaDB's as PostgreSQL's, leaves a window too narrow
 # to be hit reliably otherwise)
 import time
-import climate.db.ledger
-climate.db.ledger.LOCKING = False
-_insert = climate.db.ledger._insert
+import climate.db.ledger.booking
+climate.db.ledger.booking.LOCKING = False
+_insert = climate.db.ledger.booking.insert
 def _insert_later(*args, **kwargs):
     time.sleep(%r)
     return _insert(*args, **kwargs)
-climate.db.ledger._insert = _insert_later
+climate.db.ledger.booking.insert = _insert_later
 """ % UNLOCKED_PAUSE
 
 #: One ledger booking of a lease (:func:`holdings`).

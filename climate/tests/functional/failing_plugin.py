@@ -44,13 +44,13 @@ class FailingPlugin(noop.NoopPlugin):
         return params
 
     def _maybe_fail(self, ctx, what, lease, reservation, event):
-        attempt = event['attempts'] if event else 1
-        if attempt <= reservation.get('fail_%s_attempts' % what, 0):
+        attempt = event.attempts if event else 1
+        if attempt <= reservation.params.get('fail_%s_attempts' % what, 0):
             self._record(ctx, 'failed_%s' % what, lease, reservation,
-                         event['id'] if event else None)
+                         event.id if event else None)
             raise RuntimeError('failing plugin: %s attempt %d of lease %s '
                                'refused on purpose' % (what, attempt,
-                                                       lease['id']))
+                                                       lease.id))
 
     def on_start(self, ctx, lease, reservation, event):
         self._maybe_fail(ctx, 'start', lease, reservation, event)

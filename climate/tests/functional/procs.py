@@ -94,9 +94,10 @@ def _reachable(host, port, timeout=3.0):
         return str(exc)
 
 
-_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+#: The checkout these tests run from.
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
-GALERA_SCRIPT = os.path.join(_REPO, 'tools', 'galera-cluster.sh')
+GALERA_SCRIPT = os.path.join(REPO, 'tools', 'galera-cluster.sh')
 
 
 def galera(*args, timeout=300):
@@ -463,6 +464,19 @@ def write_config(path, connection, transport_url, port, api_threads=4,
     return path
 
 
+def no_credentials_env(home):
+    """This process's environment as a user with no OpenStack credentials
+    has it: no ``OS_*`` variable, ``HOME`` an empty directory (no
+    clouds.yaml, no ~/.climate/climate.conf of the machine), so the
+    ``climate`` command talks to the embedded default without
+    authentication."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(('OS_', 'CLIMATE_NOAUTH'))}
+    env['HOME'] = home
+    env['PYTHONWARNINGS'] = 'ignore'
+    return env
+
+
 def console_script(name):
     """The console script next to this interpreter (venv, tox env)."""
     path = os.path.join(os.path.dirname(sys.executable), name)
@@ -505,6 +519,27 @@ def node_configs(workdir, database):
 
 
 # -- processes -------------------------------------------------------------
+
+def wait_answering(popen, url, log_path, name, timeout=START_TIMEOUT):
+    """Wait until the API at ``url`` that ``popen`` is starting answers
+    ``/healthcheck``; RuntimeError with the tail of its log if it exits
+    first or does not answer within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if popen.poll() is not None:
+            raise RuntimeError('%s exited at start (%s):\n%s' % (
+                name, popen.returncode, tail(log_path)))
+        try:
+            if requests.get(url + '/healthcheck',
+                            timeout=2).status_code == 200:
+                return
+        except requests.RequestException:
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError('%s not answering on %s after %d s:\n%s' % (
+                name, url, timeout, tail(log_path)))
+        time.sleep(0.2)
+
 
 class Proc:
     """One climate-* subprocess in a process group of its own."""
@@ -666,22 +701,9 @@ class Cluster:
 
     def start_api(self, timeout=START_TIMEOUT):
         self.api = self._start('climate-api')
-        deadline = time.monotonic() + timeout
-        while True:
-            if not self.api.alive():
-                raise RuntimeError('climate-api exited at start:\n%s' %
-                                   tail(self.api.log_path))
-            try:
-                if requests.get(self.url + '/healthcheck',
-                                timeout=2).status_code == 200:
-                    return self.api
-            except requests.RequestException:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError('climate-api not answering on %s after '
-                                   '%ds:\n%s' % (self.url, timeout,
-                                                 tail(self.api.log_path)))
-            time.sleep(0.2)
+        wait_answering(self.api.popen, self.url, self.api.log_path,
+                       'climate-api', timeout)
+        return self.api
 
     def start_managers(self, count, timeout=START_TIMEOUT):
         """Start ``count`` managers and wait until each serves RPC."""
@@ -803,6 +825,30 @@ def wait_for(predicate, timeout, interval=0.1, message='condition'):
         time.sleep(interval)
 
 
+def wait_progress(measure, done, quiet, cap, interval=0.25,
+                  message='progress'):
+    """Wait until ``done(measure())`` holds; return that measure.
+
+    No fixed deadline for work whose speed is the machine's: the wait goes
+    on while the measure changes, and fails after ``quiet`` seconds
+    without a change or ``cap`` seconds in all, naming ``message`` and
+    the last measure."""
+    began = time.monotonic()
+    last, changed = None, began
+    while True:
+        value = measure()
+        if done(value):
+            return value
+        now = time.monotonic()
+        if value != last:
+            last, changed = value, now
+        if now - changed > quiet or now - began > cap:
+            raise AssertionError(
+                'no %s after %.0f s (%.0f s without a change): %s' % (
+                    message, now - began, now - changed, value))
+        time.sleep(interval)
+
+
 def create_many(url, bodies, threads=8, timeout=600):
     """POST each lease body (a callable returning one, called just before
     sending, or a dict) with ``threads`` concurrent clients; returns the
@@ -902,36 +948,42 @@ def check_exactly_once(db, leases):
     return seen
 
 
-def kill_holding_claims(db, manager, deadline, min_done=5):
-    """kill -9 ``manager`` while it holds claimed events, once it has run
-    ``min_done`` starts; gives up (AssertionError) at ``deadline``
-    (monotonic).
+def registered_managers(db):
+    """The names in ``managers``: the managers alive by their heartbeat."""
+    return {row.name for row in db.query('SELECT name FROM managers')}
 
-    Each time the database shows it holding claims, it is frozen
-    (SIGSTOP) until its sessions are idle; if it still holds the same
-    claims then, it is killed, otherwise it goes on and the next chance is
-    taken.  Returns ``(held, connections, stopped_at, attempts)``: the ids
-    of the events it held when it was killed, its TCP connections (for
-    :meth:`Database.wait_sessions_gone`, before reading what it left), the
-    monotonic time it was frozen for good, and how many freezes it took.
 
-    What it held is the sample taken here, not a later read of the
-    claims: a victim frozen past the heartbeat timeout is declared dead
-    and its claims released, so that by the time its sessions are gone
-    the claims may already carry a survivor's name.
+def wait_heartbeats(db, managers, timeout=10):
+    """Wait until every one of ``managers`` (procs) has written its
+    heartbeat, and no other manager's row is there."""
+    wait_for(lambda: registered_managers(db) == {
+        proc.manager_name for proc in managers}, timeout,
+        message='every manager to write its heartbeat')
+
+
+def freeze_holding(db, manager, deadline, holding, ready=None, **params):
+    """SIGSTOP ``manager`` while ``holding`` (SQL reading ids, with
+    ``params``) reads some, once ``ready()`` (default: it does), and keep
+    it frozen; gives up (AssertionError) at ``deadline`` (monotonic).
+
+    Once frozen, what it holds must stand still (a COMMIT it sent before
+    the freeze may still be on its way: on a loaded machine, seconds);
+    if it does not, the manager goes on and the next chance is taken.
+    Returns ``(ids, connections, stopped_at, attempts)``: what
+    ``holding`` read, its TCP connections (for
+    :meth:`Database.wait_sessions_gone`), the monotonic time it was
+    frozen for good, and how many freezes it took.
     """
-    started = ('SELECT (SELECT count(*) FROM events WHERE status = :s AND '
-               'claimed_by = :v), (SELECT count(*) FROM noop_actions WHERE '
-               'manager = :v AND action = :a)')
-    holding = 'SELECT id FROM events WHERE status = :s AND claimed_by = :v'
+    def held():
+        return {row.id for row in db.query(holding, **params)}
+
     attempts = 0
     while True:
         assert time.monotonic() < deadline, (
-            '%s never died holding a claim (%d attempts): %s' % (
-                manager.manager_name, attempts, actions_by_manager(db)))
-        claims, done = db.query(started, s='IN_PROGRESS',
-                                v=manager.manager_name, a='on_start')[0]
-        if not (claims and done >= min_done):
+            '%s never stood still holding what the test waits for (%d '
+            'attempts): %s' % (manager.manager_name, attempts,
+                               actions_by_manager(db)))
+        if not (ready() if ready is not None else held()):
             time.sleep(0.005)
             continue
         attempts += 1
@@ -941,19 +993,41 @@ def kill_holding_claims(db, manager, deadline, min_done=5):
             db.wait_sessions_idle(connections, timeout=2)
         except AssertionError:
             # one of its sessions waits for a lock another of them holds:
-            # that waits for the kill; decide on what the database shows
+            # decide on what the database shows
             pass
-        # a COMMIT it sent before the freeze may still be on its way (on a
-        # loaded machine, seconds): what it holds must stand still first
-        before = {row.id for row in db.query(
-            holding, s='IN_PROGRESS', v=manager.manager_name)}
+        before = held()
         time.sleep(0.3)
-        after = {row.id for row in db.query(
-            holding, s='IN_PROGRESS', v=manager.manager_name)}
+        after = held()
         if after and after == before:
-            manager.kill9()
             return after, connections, stopped_at, attempts
         manager.resume()
+
+
+def kill_holding_claims(db, manager, deadline, min_done=5):
+    """kill -9 ``manager`` while it holds claimed events, once it has run
+    ``min_done`` starts (:func:`freeze_holding`, then the kill); returns
+    what that does.
+
+    What it held is the sample taken when it was frozen, not a later
+    read of the claims: a victim frozen past the heartbeat timeout is
+    declared dead and its claims released, so that by the time its
+    sessions are gone the claims may already carry a survivor's name.
+    """
+    started = ('SELECT (SELECT count(*) FROM events WHERE status = :s AND '
+               'claimed_by = :v), (SELECT count(*) FROM noop_actions WHERE '
+               'manager = :v AND action = :a)')
+
+    def ready():
+        claims, done = db.query(started, s='IN_PROGRESS',
+                                v=manager.manager_name, a='on_start')[0]
+        return claims and done >= min_done
+
+    found = freeze_holding(
+        db, manager, deadline,
+        'SELECT id FROM events WHERE status = :s AND claimed_by = :v',
+        ready, s='IN_PROGRESS', v=manager.manager_name)
+    manager.kill9()
+    return found
 
 
 def sql_list(values):

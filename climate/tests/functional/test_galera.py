@@ -30,7 +30,8 @@ import sqlalchemy as sa
 from sqlalchemy import orm
 
 from climate.db import api as db_api
-from climate.db import ledger
+from climate.db.ledger import booking
+from climate.db.ledger import inventory
 from climate.db import migration
 from climate.db import models
 from climate.db import work_locks
@@ -47,6 +48,8 @@ THREADS = 12
 DEADLINE = 180
 #: Tries of one booking that loses to certification failures.
 TRIES = 8
+#: The blind run's pause between its check and its insert (seconds).
+BLIND_PAUSE = 0.2
 T0 = contention.T0
 INVENTORY = contention.INVENTORY
 
@@ -98,12 +101,12 @@ def _asks(rng, names):
         start = T0 + datetime.timedelta(minutes=30 * rng.randint(0, 60))
         end = start + datetime.timedelta(hours=rng.randint(1, 8))
         if i % 2:
-            what = [ledger.Request(rng.choice(names), capacity.WHOLE, 1)]
+            what = [booking.Request(rng.choice(names), capacity.WHOLE, 1)]
         else:
             name = rng.choice(names)
-            what = [ledger.Request(name, 'VCPU', rng.randint(4, 16)),
-                    ledger.Request(name, 'MEMORY_MB',
-                                   1024 * rng.randint(4, 32))]
+            what = [booking.Request(name, 'VCPU', rng.randint(4, 16)),
+                    booking.Request(name, 'MEMORY_MB',
+                                    1024 * rng.randint(4, 32))]
         asks.append((what, start, end))
     return asks
 
@@ -115,20 +118,23 @@ def test_bookers_on_three_nodes_never_overbook(database, nodes,
     # the blind run keeps the (node-local) row locks and drops only the
     # generation write: what Galera's certification needs; and it pauses
     # between its check and its insert, as the API tests' blind runs do
-    # (concurrency.UNLOCK), so that bookers on two nodes race
+    # (concurrency.UNLOCK), so that bookers on two nodes race.  Its pause
+    # is longer than theirs: the row locks serialize a node's own bookers,
+    # so only three race at a time, and on a loaded machine 20 ms let
+    # them miss each other (no overbooking in one run of three)
     if not locking:
-        insert = ledger._insert
+        insert = booking.insert
 
         def insert_later(*args, **kwargs):
-            time.sleep(concurrency.UNLOCKED_PAUSE)
+            time.sleep(BLIND_PAUSE)
             return insert(*args, **kwargs)
-        monkeypatch.setattr(ledger, '_bump', lambda connection, ids: None)
-        monkeypatch.setattr(ledger, '_insert', insert_later)
+        monkeypatch.setattr(booking, 'bump', lambda connection, ids: None)
+        monkeypatch.setattr(booking, 'insert', insert_later)
     names = ['compute-%d' % i for i in range(PROVIDERS)]
     with orm.Session(bind=nodes[0]) as session, session.begin():
         for name in names:
-            ledger.set_inventory(session, name, ledger.COMPUTE_HOST,
-                                 INVENTORY)
+            inventory.set_inventory(session, name, inventory.COMPUTE_HOST,
+                                    INVENTORY)
     ids = concurrency.bulk_reservations(nodes[0], BOOKINGS, 'galera', T0)
     asks = _asks(random.Random(7), names)
     deadline = time.monotonic() + DEADLINE
@@ -136,7 +142,7 @@ def test_bookers_on_three_nodes_never_overbook(database, nodes,
     def one(i):
         assert time.monotonic() < deadline, 'took over %ds' % DEADLINE
         (lease_id, res_id), (what, start, end) = ids[i], asks[i]
-        return _transaction(nodes[i % len(nodes)], ledger.book, res_id,
+        return _transaction(nodes[i % len(nodes)], booking.book, res_id,
                             lease_id, what, start, end)
 
     with concurrent.futures.ThreadPoolExecutor(THREADS) as pool:

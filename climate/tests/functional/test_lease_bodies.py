@@ -9,7 +9,7 @@ from climate import context
 from climate.db import api as db_api
 from climate.db import lease_json
 from climate.db import migration
-from climate.manager import views
+from climate.lease import views
 
 START = datetime.datetime(2090, 1, 1)
 RUN_ORDER = {'start_lease': 0, 'end_lease': 2}

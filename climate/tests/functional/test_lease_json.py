@@ -1,4 +1,4 @@
-"""MariaDB and PostgreSQL render listed leases as climate.manager.views
+"""MariaDB and PostgreSQL render listed leases as climate.lease.views
 does (climate.db.lease_json): same fields, same values, same order."""
 
 from climate.db import api as db_api

@@ -18,7 +18,9 @@ import pytest
 
 from climate import context
 from climate.db import api as db_api
-from climate.db import ledger
+from climate.db.ledger import booking
+from climate.db.ledger import inventory
+from climate.db.ledger import slot_search
 from climate.db import migration
 from climate import exceptions
 from climate.scheduling import capacity
@@ -49,10 +51,10 @@ def _asks(rng, names):
             what = [rng.choice(names)]
         elif kind == 'amounts':
             name = rng.choice(names)
-            what = [ledger.Request(name, 'VCPU', rng.randint(1, 12)),
-                    ledger.Request(name, 'MEMORY_MB',
-                                   1024 * rng.randint(1, 24)),
-                    ledger.Request(name, 'DISK_GB', rng.randint(0, 100))]
+            what = [booking.Request(name, 'VCPU', rng.randint(1, 12)),
+                    booking.Request(name, 'MEMORY_MB',
+                                    1024 * rng.randint(1, 24)),
+                    booking.Request(name, 'DISK_GB', rng.randint(0, 100))]
         elif kind == 'place':
             what = (rng.randint(1, 6), rng.choice([None, True, False]))
         else:
@@ -68,19 +70,19 @@ def _book(ids, ask, all_ids):
     ctx = context.admin_context()
     try:
         if kind == 'whole':
-            ledger.run(ctx, ledger.book, res_id, lease_id,
-                       [ledger.Request(what[0], capacity.WHOLE, 1)], start,
-                       end)
+            booking.run(ctx, booking.book, res_id, lease_id,
+                        [booking.Request(what[0], capacity.WHOLE, 1)], start,
+                        end)
         elif kind == 'amounts':
-            ledger.run(ctx, ledger.book, res_id, lease_id, what, start, end)
+            booking.run(ctx, booking.book, res_id, lease_id, what, start, end)
         elif kind == 'move':
-            if not ledger.run(ctx, ledger.move, all_ids[what][1], start,
-                              end):
+            if not booking.run(ctx, booking.move, all_ids[what][1], start,
+                               end):
                 return 'nothing to move'
         else:
             count, affinity = what
-            ledger.run(ctx, ledger.place, res_id, lease_id, SHAPE, count,
-                       start, end, affinity, kind=ledger.COMPUTE_HOST)
+            booking.run(ctx, slot_search.place, res_id, lease_id, SHAPE, count,
+                        start, end, affinity, kind=inventory.COMPUTE_HOST)
         return 'booked'
     except exceptions.Conflict:
         return 'refused'
@@ -90,15 +92,15 @@ def _book(ids, ask, all_ids):
                          ids=['locked', 'lock-removed'])
 def test_300_competing_bookings_never_overbook(database, monkeypatch,
                                                locking):
-    monkeypatch.setattr(ledger, 'LOCKING', locking)
+    monkeypatch.setattr(booking, 'LOCKING', locking)
     db_api.configure(connection=database.url, max_pool_size=THREADS,
                      max_overflow=5)
     try:
         migration.upgrade()
         names = ['compute-%d' % i for i in range(PROVIDERS)]
         for name in names:
-            ledger.run(context.admin_context(), ledger.set_inventory, name,
-                       ledger.COMPUTE_HOST, INVENTORY)
+            booking.run(context.admin_context(), inventory.set_inventory, name,
+                        inventory.COMPUTE_HOST, INVENTORY)
         ids = concurrency.bulk_reservations(db_api.get_engine(), BOOKINGS,
                                             'ledger', T0)
         asks = _asks(random.Random(11), names)
@@ -143,8 +145,8 @@ def test_bookers_of_other_providers_never_wait_and_see_what_committed(
         migration.upgrade()
         names = ['compute-%d' % i for i in range(PROVIDERS)]
         for name in names:
-            ledger.run(context.admin_context(), ledger.set_inventory, name,
-                       ledger.COMPUTE_HOST, INVENTORY)
+            booking.run(context.admin_context(), inventory.set_inventory, name,
+                        inventory.COMPUTE_HOST, INVENTORY)
         (first_lease, first), (late_lease, late) = \
             concurrency.bulk_reservations(db_api.get_engine(), 2, 'ledger', T0)
         start, end = T0, T0 + datetime.timedelta(hours=1)
@@ -153,7 +155,7 @@ def test_bookers_of_other_providers_never_wait_and_see_what_committed(
 
         def hold_first_provider():
             with db_api.writer(context.admin_context()) as session:
-                ledger.lock(session, [names[0]])
+                booking.lock(session, [names[0]])
                 held.set()
                 assert release.wait(30)
 
@@ -162,10 +164,10 @@ def test_bookers_of_other_providers_never_wait_and_see_what_committed(
             assert held.wait(30)
             # (two providers: MariaDB picked the table scan for an IN
             # list of more than one)
-            other = pool.submit(ledger.run, context.admin_context(),
-                                ledger.book, first, first_lease,
-                                [ledger.Request(names[1], capacity.WHOLE, 1),
-                                 ledger.Request(names[2], capacity.WHOLE, 1)],
+            other = pool.submit(booking.run, context.admin_context(),
+                                booking.book, first, first_lease,
+                                [booking.Request(names[1], capacity.WHOLE, 1),
+                                 booking.Request(names[2], capacity.WHOLE, 1)],
                                 start, end)
             try:
                 other.result(timeout=10)
@@ -180,19 +182,20 @@ def test_bookers_of_other_providers_never_wait_and_see_what_committed(
 
         def late_booker():
             with db_api.writer(context.admin_context()) as session:
-                ledger.inventories_of(session, [names[3]])
+                inventory.inventories_of(session, [names[3]])
                 began.set()
                 assert committed.wait(30)
-                ledger.book(session, late, late_lease,
-                            [ledger.Request(names[3], 'VCPU', 1)], start, end)
+                booking.book(session, late, late_lease,
+                             [booking.Request(names[3], 'VCPU', 1)], start,
+                             end)
 
         with concurrent.futures.ThreadPoolExecutor(1) as pool:
             outcome = pool.submit(late_booker)
             assert began.wait(30)
-            ledger.run(context.admin_context(), ledger.book, first,
-                       first_lease,
-                       [ledger.Request(names[3], capacity.WHOLE, 1)],
-                       start, end)
+            booking.run(context.admin_context(), booking.book, first,
+                        first_lease,
+                        [booking.Request(names[3], capacity.WHOLE, 1)],
+                        start, end)
             committed.set()
             with pytest.raises(exceptions.Conflict):
                 outcome.result(timeout=30)

@@ -9,7 +9,7 @@ import uuid
 import sqlalchemy as sa
 
 from climate.db import api as db_api
-from climate.db import ledger
+from climate.db.ledger import windows
 from climate.db import migration
 from climate.db import models
 
@@ -97,7 +97,7 @@ def test_host_allocations_move_into_the_ledger(database):
             'FROM ledger_bookings'))
         expected = []
         for alloc_id, res_id, lease_id, host, start, end in allocations:
-            level = ledger.span_level(start, end)
+            level = windows.span_level(start, end)
             vcpus, memory, disk = HOSTS[host]
             expected.append((res_id, lease_id, str(host), 'HOST', 1, start,
                              end, level))

@@ -1,9 +1,10 @@
-"""Best-effort host leases on real Nova (``climate.manager.hunts``).
+"""Best-effort host leases on real Nova (``climate.manager.workers.hunts``).
 
 None of the three hypervisors is in Climate's inventory: ``alt``'s
 servers run on two of them, one of ``demo``'s (the reserving project) on
 the third, which makes that one a receiver the hunt may not free.  The
-conftest's Climate runs with ``[leases] best_effort_timeout = 20``.
+conftest's Climate runs with ``[leases] best_effort_timeout = 45``
+(room for two live migrations on a loaded machine).
 
 1. Asking for 3 hosts: refused up front (409, Blazar's sentence first),
    no service disabled, no server moved.  Asking for 2: IN_PROGRESS,

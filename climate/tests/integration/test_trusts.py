@@ -156,7 +156,7 @@ def test_sweeper_deletes_spent_and_orphan_trusts(cloud, api, keystone_admin,
     from climate import conf as climate_conf_opts  # noqa: F401 - options
     from climate import context as climate_context
     from climate.db import api as db_api
-    from climate.manager import trust_sweeper
+    from climate.manager.workers import trust_sweeper
 
     conf = cfg.CONF
     conf(['--config-file', str(climate_config)], project='climate',

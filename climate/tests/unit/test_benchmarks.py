@@ -76,3 +76,13 @@ def _assigns_env(func):
     return any(isinstance(node, ast.Assign) and any(
         isinstance(target, ast.Name) and target.id == ENV
         for target in node.targets) for node in ast.walk(func))
+
+
+def test_the_power_simulation_runs_small_and_starts_booked_leases_on_time(
+        benchmarks):
+    bench_power = importlib.import_module('bench_power')
+    figures = [row for row in bench_power.run(['40:3'])]
+    always_on, plans = figures[0], figures[1:]
+    assert always_on['host_hours_off'] == 0 and not always_on['enabled']
+    assert all(row['host_hours_off'] > 0 and row['late_ahead'] == 0 and
+               row['starts_ahead'] > 0 for row in plans)

@@ -400,3 +400,24 @@ def test_nothing_runs_when_climate_is_disabled(tmp_path):
 def _console_scripts():
     return {ep.name for ep in importlib.metadata.entry_points(group='console_scripts')
             if ep.value.startswith('climate.')}
+
+
+def test_with_horizon_the_dashboard_is_installed_and_enabled(tmp_path):
+    devstack = Devstack(tmp_path, 'key,mysql,rabbit,horizon')
+    calls = devstack.run('stack install')
+    assert ['setup_develop', str(ROOT), 'dashboard'] in calls
+    enabled = tmp_path / 'opt' / 'horizon' / 'openstack_dashboard' / 'local' / 'enabled'
+    ours = sorted(p.name for p in (ROOT / 'climate' / 'dashboard' / 'enabled').glob('_6*.py'))
+    assert ours and sorted(p.name for p in enabled.iterdir()) == ours
+    for name in ours:
+        assert (enabled / name).resolve() == ROOT / 'climate' / 'dashboard' / 'enabled' / name
+    devstack.run('clean')
+    assert list(enabled.iterdir()) == []
+
+
+def test_without_horizon_no_dashboard(tmp_path):
+    devstack = Devstack(tmp_path, 'key,mysql,rabbit')
+    calls = devstack.run('stack install')
+    assert ['setup_develop', str(ROOT)] in calls
+    assert not any(call[:1] == ['setup_develop'] and 'dashboard' in call for call in calls)
+    assert not (tmp_path / 'opt' / 'horizon').exists()

@@ -1,11 +1,11 @@
-"""climate.manager.lease_input: request bodies to validated values, no I/O."""
+"""climate.lease.input: request bodies to validated values, no I/O."""
 
 import datetime
 
 import pytest
 
 from climate import exceptions
-from climate.manager import lease_input
+from climate.lease import input as lease_input
 
 NOW = datetime.datetime(2030, 6, 1, 12, 0, 30)
 HOUR = datetime.timedelta(hours=1)

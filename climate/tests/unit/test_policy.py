@@ -251,3 +251,57 @@ def test_oslo_policy_argspec_lookups_are_cached():
     assert first is oslo_checks.inspect.getfullargspec(
         oslo_checks.TrueCheck().__call__)
     assert first.args[:2] == ['self', 'target']
+
+
+def test_generic_checks_read_their_literals_once_and_never_compile_at_once(
+        monkeypatch):
+    """oslo.policy's generic checks parse their left side with
+    ast.literal_eval on every check; climate.policy answers it from a
+    cache filled one at a time (CPython 3.11 < 3.11.8 fails compile() in
+    two threads at once: gh-106905)."""
+    import ast
+    import threading
+    from climate import policy as climate_policy
+    assert oslo_checks.ast.literal_eval is climate_policy._literal_eval
+    compiled = []
+    real = ast.literal_eval
+    inside = threading.Semaphore(1)
+
+    def counted(text):
+        # the lock must hold: a second compile while one runs fails here
+        assert inside.acquire(blocking=False), 'two compiles at once'
+        try:
+            compiled.append(text)
+            time.sleep(0.01)
+            return real(text)
+        finally:
+            inside.release()
+
+    monkeypatch.setattr(climate_policy, '_LITERALS', {})
+    monkeypatch.setattr(climate_policy.ast, 'literal_eval', counted)
+    errors = []
+
+    def check(kind):
+        try:
+            for _ in range(20):
+                rule = oslo_checks.GenericCheck(kind, 'x')
+                rule({'x': 'x'}, {}, None)
+        except Exception as exc:  # pragma: no cover - the failure said
+            errors.append(exc)
+
+    threads = [threading.Thread(target=check, args=(kind,))
+               for kind in ('project_id', "'x'", 'True', 'user.id') * 3]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert errors == []
+    # each side parsed once, a literal compared as a literal, a name looked
+    # up in the credentials
+    assert sorted(compiled) == sorted({'project_id', "'x'", 'True',
+                                       'user.id'})
+    assert oslo_checks.GenericCheck("'x'", 'x')({'x': 'x'}, {}, None)
+    assert not oslo_checks.GenericCheck('project_id', 'x')(
+        {'x': 'x'}, {'project_id': 'y'}, None)
+    assert oslo_checks.GenericCheck('project_id', '%(x)s')(
+        {'x': 'p'}, {'project_id': 'p'}, None)

@@ -119,7 +119,7 @@ def test_the_lease_types_states():
     assert (states.INACTIVE, states.WAITING, states.EXHAUSTED,
             states.HUNTING, states.TIMEDOUT) == (
         'INACTIVE', 'WAITING', 'EXHAUSTED', 'IN_PROGRESS', 'TIMEDOUT')
-    # each type's path (climate.manager.lease_types)
+    # each type's path (climate.lease.types)
     for path in ([states.INACTIVE, states.STARTING, states.ACTIVE],
                  [states.INACTIVE, states.STARTING, states.ERROR],
                  [states.WAITING, states.STARTING, states.ACTIVE],

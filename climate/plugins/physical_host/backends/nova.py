@@ -50,16 +50,35 @@ OWNER_KEY = 'climate:owner'
 RESERVATION_KEY = 'climate:reservation'
 FREEPOOL_KEY = 'climate:freepool'
 #: The reason a best-effort hunt gives Nova for the compute services of the
-#: hosts it frees (``climate.manager.hunts``): closed on purpose, so that
-#: Nova places no new server there, not down.
+#: hosts it frees (``climate.manager.workers.hunts``): closed on purpose,
+#: so that Nova places no new server there, not down.
 HUNT_DISABLED_REASON = 'climate: freed for best-effort lease %s'
+
+
+#: The reason a power backend gives Nova for the compute service of a host
+#: it powers off (``climate.plugins.physical_host.power.nova_service``):
+#: only a service disabled with it is enabled again when the host wakes.
+POWER_DISABLED_REASON = 'climate: powered off until %s'
+
+
+def disabled_with(service, reason):
+    """Whether a compute service's disabled reason is ``reason`` (a
+    template with one ``%s``) filled in."""
+    prefix = reason.split('%s')[0]
+    return (getattr(service, 'disabled_reason', None) or '').startswith(
+        prefix)
 
 
 def closed_by_hunt(service):
     """Whether a disabled compute service was disabled by a hunt."""
-    prefix = HUNT_DISABLED_REASON.split('%s')[0]
-    return (getattr(service, 'disabled_reason', None) or '').startswith(
-        prefix)
+    return disabled_with(service, HUNT_DISABLED_REASON)
+
+
+def closed_by_power(service):
+    """Whether a compute service was disabled by a power off (Climate's
+    power planner, through the power backends' Nova service step)."""
+    return service.status == 'disabled' and \
+        disabled_with(service, POWER_DISABLED_REASON)
 
 
 #: Seconds one Nova call may take when ``[service_auth] timeout`` is unset.
@@ -551,12 +570,16 @@ class NovaBackend(base.InventoryBackend):
         best-effort hunt disabled is not down: the hunt closed it while it
         frees the host for its lease and opens it again once the host is
         booked; reading it as down made the host unreservable under the
-        hunt, which then could not book what it had freed."""
+        hunt, which then could not book what it had freed.  Nor is the
+        service of a host Climate powered off, down as it is: it sleeps
+        until its next booking, and healing would move that booking away
+        and make the host unreservable."""
         with Calls('listing compute services'):
             services = self.nova.services.list(binary='nova-compute')
         healthy = {s.host for s in services
-                   if s.state == 'up' and (s.status == 'enabled' or
-                                           closed_by_hunt(s))}
+                   if (s.state == 'up' and (s.status == 'enabled' or
+                                            closed_by_hunt(s))) or
+                   closed_by_power(s)}
         return [h for h in hosts if _name(h) not in healthy]
 
 

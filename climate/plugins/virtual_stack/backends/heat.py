@@ -86,6 +86,7 @@ from climate.clients import calls as cloud_calls
 from climate.clients import heat as heat_clients
 from climate.clients import neutron as neutron_clients
 from climate.clients import nova as nova_clients
+from climate import dates
 from climate import exceptions
 from climate.plugins.virtual_instance.backends import nova_servers
 from climate.plugins.virtual_stack.backends import base
@@ -105,6 +106,12 @@ HELD_TAG = 'climate:held'
 GONE = 'DELETE_COMPLETE'
 #: Seconds a sent update is waited for until Heat has begun it.
 UPDATE_BEGUN_WITHIN = 10.0
+#: Seconds a failed update Heat is to roll back (``disable_rollback``
+#: off) may show ``UPDATE_FAILED`` before its rollback begins: Heat marks
+#: the update failed, then starts the rollback, and a busy engine shows
+#: the failure in between.  Past this the failure is taken as final (an
+#: engine that stopped between the two never begins it).
+ROLLBACK_BEGINS_WITHIN = 60.0
 #: How deep a stack's resources are listed for its servers (groups of
 #: groups).
 NESTED_DEPTH = 5
@@ -203,6 +210,21 @@ def _failed(status):
     """A failed stack: any ``*_FAILED``, or a create Heat rolled back."""
     status = status or ''
     return status.endswith('_FAILED') or status == 'ROLLBACK_COMPLETE'
+
+
+def _rollback_to_come(stack, now=None):
+    """Whether ``stack``'s ``UPDATE_FAILED`` is the moment before the
+    rollback Heat was asked for (see :data:`ROLLBACK_BEGINS_WITHIN`; its
+    ``updated_time`` is when Heat last changed its state)."""
+    if stack.get('stack_status') != 'UPDATE_FAILED' or \
+            stack.get('disable_rollback') is not False:
+        return False
+    try:
+        changed = dates.parse(stack.get('updated_time'), 'updated_time')
+    except exceptions.ClimateException:
+        return False
+    age = ((now or dates.utcnow()) - changed).total_seconds()
+    return age < ROLLBACK_BEGINS_WITHIN
 
 
 def _settled(stack):
@@ -566,7 +588,9 @@ class HeatStackBackend(base.StackBackend):
         rollback on: Heat puts a failed update back to the previous
         template), and waited for until Heat has begun it.  Then each
         call reads the stack: the outcome is answered once it settles,
-        a failure with the reason Heat gave for it."""
+        a failure with the reason Heat gave for it (an ``UPDATE_FAILED``
+        that its rollback follows is not settled:
+        :data:`ROLLBACK_BEGINS_WITHIN`)."""
         heat = self._user_heat(user_session)
         stack = self._find(heat, reservation)
         name = self._name(reservation)
@@ -580,8 +604,8 @@ class HeatStackBackend(base.StackBackend):
                 return {}  # Heat works on it; the next pass sends
             return self._send_update(heat, reservation, project_id, parts,
                                      stack)
-        if _in_progress(status):
-            return {'stack_status': status}
+        if _in_progress(status) or _rollback_to_come(stack):
+            return {'stack_status': status} if _in_progress(status) else {}
         if not status.startswith(('UPDATE_', 'ROLLBACK_')):
             # Heat never began it (Climate stopped in between): asked again
             return {'stack_status': base.UPDATE_ASKED}

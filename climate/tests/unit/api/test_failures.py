@@ -5,6 +5,7 @@ in any table, a refused update leaves the lease and every row of the
 database exactly as they were, including the noop plugin's action log.
 """
 
+import datetime
 import json
 
 import pytest
@@ -99,7 +100,7 @@ def test_plugin_failure_rolls_the_whole_create_back(climate_env,
     calls = []
 
     def reserve_then_refuse(ctx, lease, reservation):
-        calls.append(reservation['id'])
+        calls.append(reservation.id)
         reserve(ctx, lease, reservation)  # records a noop action
         if len(calls) == 2:
             raise exceptions.Conflict(reason='no capacity left')
@@ -219,8 +220,8 @@ def test_plugin_failure_rolls_the_whole_update_back(climate_env, target,
 
     def update_then_refuse(ctx, old_lease, lease, reservation, params):
         update(ctx, old_lease, lease, reservation, params)  # records
-        assert lease['name'] == 'renamed'
-        assert lease['end_date'] == '2090-01-03T00:00:00.000000'
+        assert lease.name == 'renamed'
+        assert lease.end_date == datetime.datetime(2090, 1, 3)
         raise exceptions.Conflict(reason='host busy then')
 
     monkeypatch.setattr(plugin, 'update', update_then_refuse)

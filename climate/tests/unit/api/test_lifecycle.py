@@ -100,7 +100,7 @@ def test_a_retried_event_that_succeeds_leaves_no_stale_reason(climate_env,
     calls = []
 
     def fail_once(ctx, lease, reservation, event):
-        calls.append(event['attempts'])
+        calls.append(event.attempts)
         if len(calls) == 1:
             raise RuntimeError('mail server down')
         before_end(ctx, lease, reservation, event)
@@ -126,7 +126,7 @@ def test_a_failing_start_is_visible_then_retried(climate_env, monkeypatch):
     calls = []
 
     def fail_once(ctx, lease, reservation, event):
-        calls.append(event['attempts'])
+        calls.append(event.attempts)
         if len(calls) == 1:
             raise RuntimeError('nova said no')
         on_start(ctx, lease, reservation, event)

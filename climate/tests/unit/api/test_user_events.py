@@ -13,7 +13,7 @@ import time
 from climate import context
 from climate import dates
 from climate.db import api as db_api
-from climate.manager import events as event_engine
+from climate.manager.workers import events as event_engine
 from climate.tests import fixtures
 from climate.tests.fixtures import climate_env  # noqa: F401 - pytest fixture
 

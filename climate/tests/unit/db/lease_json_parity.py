@@ -1,5 +1,5 @@
 """The database renders a listed lease exactly as
-``climate.manager.views.lease`` renders it from rows (``climate.db.lease_json``),
+``climate.lease.views.lease`` renders it from rows (``climate.db.lease_json``),
 whether the listing reads the body stored with the lease or renders it.
 
 Shared by the unit test (SQLite) and the functional one (MariaDB and
@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from climate import context
 from climate.db import api as db_api
 from climate.db import models
-from climate.manager import views
+from climate.lease import views
 
 TEXTS = ('plain', 'quote " and \\ backslash', 'line\nbreak\ttab\x01',
          'accents é ü, 中文, emoji 🌩', '', "it's")

@@ -6,7 +6,7 @@ from alembic import migration as alembic_migration
 import sqlalchemy as sa
 
 from climate.db import api as db_api
-from climate.db import ledger
+from climate.db.ledger import inventory
 from climate.db import migration
 from climate.db import models
 
@@ -15,7 +15,7 @@ def inventory_totals(ctx, kind):
     """``{provider: {class: total}}`` of the providers of ``kind``."""
     with db_api.reader(ctx) as session:
         return {p: {c: inv.total for c, inv in held.items()}
-                for p, held in ledger.inventories_of(
+                for p, held in inventory.inventories_of(
                     session, kind=kind).items()}
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from climate.db import api as db_api
 from climate.db import floatingips as db_fips
-from climate.db import ledger
+from climate.db.ledger import booking
 from climate import exceptions
 from climate.tests.unit.db import ledger_checks
 
@@ -64,14 +64,14 @@ def test_a_booked_address_cannot_leave(ctx):
     with db_api.writer(ctx) as session:
         res = ledger_checks.reservation_row(session, 'virtual:floatingip',
                                             T0, T1)
-        ledger.book(session, res.id, res.lease_id,
-                    [ledger.Request(provider, 'FLOATING_IP', 1)], T0, T1)
+        booking.book(session, res.id, res.lease_id,
+                     [booking.Request(provider, 'FLOATING_IP', 1)], T0, T1)
         # one address, one booking at a time
         with pytest.raises(exceptions.Conflict):
-            ledger.book(session, res.id, res.lease_id,
-                        [ledger.Request(provider, 'FLOATING_IP', 1)],
-                        T0 + datetime.timedelta(hours=1),
-                        T1 + datetime.timedelta(hours=1))
+            booking.book(session, res.id, res.lease_id,
+                         [booking.Request(provider, 'FLOATING_IP', 1)],
+                         T0 + datetime.timedelta(hours=1),
+                         T1 + datetime.timedelta(hours=1))
     with pytest.raises(exceptions.CantDeleteFloatingIP) as info:
         db_fips.fip_delete(ctx, fip['id'])
     assert info.value.code == 409

@@ -13,8 +13,8 @@ from climate.db import api as db_api
 from climate.db import lease_json
 from climate.db import migration
 from climate.db import models
-from climate.manager import body_filler
-from climate.manager import views
+from climate.lease import views
+from climate.manager.workers import body_filler
 
 CONF = cfg.CONF
 START = datetime.datetime(2090, 1, 1)

@@ -1,6 +1,6 @@
-"""SQLite renders listed leases as climate.manager.views does."""
+"""SQLite renders listed leases as climate.lease.views does."""
 
-from climate.manager import views
+from climate.lease import views
 from climate.tests import fixtures
 from climate.tests.unit.db import lease_json_parity
 

@@ -13,7 +13,12 @@ import pytest
 import sqlalchemy as sa
 
 from climate.db import api as db_api
-from climate.db import ledger
+from climate.db.ledger import availability
+from climate.db.ledger import booking
+from climate.db.ledger import inventory
+from climate.db.ledger import slot_search
+from climate.db.ledger import unit_search
+from climate.db.ledger import windows
 from climate.db import models
 from climate import exceptions
 from climate.scheduling import capacity
@@ -21,9 +26,9 @@ from climate.scheduling import capacity
 CONF = cfg.CONF
 T0 = datetime.datetime(2090, 1, 1)
 H = datetime.timedelta(hours=1)
-R = ledger.Request
-HOST = ledger.WHOLE
-KIND = ledger.COMPUTE_HOST
+R = booking.Request
+HOST = booking.WHOLE
+KIND = inventory.COMPUTE_HOST
 
 
 def at(hours):
@@ -48,18 +53,18 @@ def host(ctx, name, vcpus=8, memory=16384, disk=100, ratio=1.0, **extra):
             'VCPU': dict({'total': vcpus, 'allocation_ratio': ratio},
                          **extra),
             'MEMORY_MB': {'total': memory}, 'DISK_GB': {'total': disk}}
-    ledger.run(ctx, ledger.set_inventory, name, KIND, invs)
+    booking.run(ctx, inventory.set_inventory, name, KIND, invs)
 
 
 def book(ctx, requests, start, end):
     lease_id, res_id = reservation(ctx)
-    ledger.run(ctx, ledger.book, res_id, lease_id, requests, start, end)
+    booking.run(ctx, booking.book, res_id, lease_id, requests, start, end)
     return res_id
 
 
 def held(ctx, res_id):
     with db_api.reader(ctx) as session:
-        return ledger.bookings_of(session, res_id)
+        return booking.bookings_of(session, res_id)
 
 
 # -- book ---------------------------------------------------------------------
@@ -107,21 +112,21 @@ def test_every_writer_of_a_providers_capacity_bumps_its_generation(
     assert all(after[k] == before[k] + 1 for k in after if k[0] != 'h3')
     # a move re-checks under the same write
     with db_api.writer(ctx) as session:
-        ledger.book(session, res_id, lease_id, [R('h3', 'VCPU', 1)], at(0),
-                    at(1))
+        booking.book(session, res_id, lease_id, [R('h3', 'VCPU', 1)], at(0),
+                     at(1))
     with db_api.writer(ctx) as session:
-        ledger.move(session, res_id, at(1), at(2))
+        booking.move(session, res_id, at(1), at(2))
     moved = _generations(ctx)
     assert all(moved[k] == after[k] + 2 for k in moved if k[0] == 'h3')
     # an inventory change too
     with db_api.writer(ctx) as session:
-        ledger.set_inventory(session, 'h2', ledger.COMPUTE_HOST, {
-            cls: inv for cls, inv in ledger.inventories_of(
+        inventory.set_inventory(session, 'h2', inventory.COMPUTE_HOST, {
+            cls: inv for cls, inv in inventory.inventories_of(
                 session, ['h2'])['h2'].items()})
     assert all(_generations(ctx)[k] == moved[k] + 1 for k in moved
                if k[0] == 'h2')
     # the blind check of the concurrency tests writes nothing
-    monkeypatch.setattr(ledger, 'LOCKING', False)
+    monkeypatch.setattr(booking, 'LOCKING', False)
     blind = _generations(ctx)
     book(ctx, [R('h1', 'VCPU', 1)], at(3), at(4))
     assert _generations(ctx) == blind
@@ -132,20 +137,20 @@ def test_book_with_providers_locked_and_found_free_reads_nothing_again(ctx):
     host(ctx, 'h2', vcpus=4)
     lease_id, res_id = reservation(ctx)
     with db_api.writer(ctx) as session:
-        locked = ledger.lock(session, ['h1'])
-        assert not ledger.busy_providers(session, ['h1'], at(0), at(1))
+        locked = booking.lock(session, ['h1'])
+        assert not booking.busy_providers(session, ['h1'], at(0), at(1))
         # the lock and the bookings read are not repeated: one insert
         # (and the lease's project, read once per transaction)
-        assert _statements(ctx, lambda: ledger.book(
+        assert _statements(ctx, lambda: booking.book(
             session, res_id, lease_id, [R('h1', HOST, 1)], at(0), at(1),
             locked=locked)) == 2
         # more than the provider has is refused all the same
         with pytest.raises(exceptions.Conflict, match='not enough VCPU'):
-            ledger.book(session, res_id, lease_id, [R('h1', 'VCPU', 5)],
-                        at(2), at(3), locked=locked)
+            booking.book(session, res_id, lease_id, [R('h1', 'VCPU', 5)],
+                         at(2), at(3), locked=locked)
         # a provider not among the locked ones is locked (its generation
         # bumped) and read
-        assert _statements(ctx, lambda: ledger.book(
+        assert _statements(ctx, lambda: booking.book(
             session, res_id, lease_id, [R('h1', 'VCPU', 1),
                                         R('h2', 'VCPU', 1)],
             at(2), at(3), locked=locked)) == 5
@@ -159,13 +164,13 @@ def test_a_refused_booking_writes_nothing(ctx):
     host(ctx, 'h2', vcpus=4)
     lease_id, res_id = reservation(ctx)
     with pytest.raises(exceptions.Conflict):
-        ledger.run(ctx, ledger.book, res_id, lease_id,
-                   [R('h1', 'VCPU', 2), R('h2', 'VCPU', 5)], at(0), at(1))
+        booking.run(ctx, booking.book, res_id, lease_id,
+                    [R('h1', 'VCPU', 2), R('h2', 'VCPU', 5)], at(0), at(1))
     assert held(ctx, res_id) == []
 
 
 def test_allocation_ratio_and_reserved_make_usable_capacity(ctx):
-    ledger.run(ctx, ledger.set_inventory, 'h1', KIND, {
+    booking.run(ctx, inventory.set_inventory, 'h1', KIND, {
         'VCPU': {'total': 10, 'reserved': 2, 'allocation_ratio': 1.5}})
     book(ctx, [R('h1', 'VCPU', 12)], at(0), at(1))           # (10-2)*1.5
     with pytest.raises(exceptions.Conflict):
@@ -208,7 +213,7 @@ def test_whole_host_and_slots_exclude_each_other_both_ways(ctx):
 def test_release_and_cascade(ctx):
     host(ctx, 'h1', vcpus=2)
     res_id = book(ctx, [R('h1', 'VCPU', 2)], at(0), at(1))
-    assert ledger.run(ctx, ledger.release, res_id) == 1
+    assert booking.run(ctx, booking.release, res_id) == 1
     res_id = book(ctx, [R('h1', 'VCPU', 2)], at(0), at(1))
     with db_api.writer(ctx) as session:
         session.execute(sa.delete(models.Reservation).where(
@@ -222,23 +227,23 @@ def test_move_and_resize_recheck_without_their_own_bookings(ctx):
     mine = book(ctx, [R('h1', 'VCPU', 6)], at(0), at(4))
     book(ctx, [R('h1', 'VCPU', 4)], at(6), at(8))
     # overlapping its own old window is fine
-    ledger.run(ctx, ledger.move, mine, at(2), at(6))
+    booking.run(ctx, booking.move, mine, at(2), at(6))
     assert held(ctx, mine) == [('h1', 'VCPU', 6, at(2), at(6))]
     with pytest.raises(exceptions.Conflict) as err:
-        ledger.run(ctx, ledger.move, mine, at(4), at(7))
+        booking.run(ctx, booking.move, mine, at(4), at(7))
     assert err.value.kwargs['at'] == at(6)
     assert held(ctx, mine) == [('h1', 'VCPU', 6, at(2), at(6))]
-    ledger.run(ctx, ledger.resize, mine, [R('h1', 'VCPU', 8)], at(2), at(6))
+    booking.run(ctx, booking.resize, mine, [R('h1', 'VCPU', 8)], at(2), at(6))
     with pytest.raises(exceptions.Conflict):
-        ledger.run(ctx, ledger.resize, mine, [R('h1', 'VCPU', 5)], at(2),
-                   at(7))
+        booking.run(ctx, booking.resize, mine, [R('h1', 'VCPU', 5)], at(2),
+                    at(7))
     assert held(ctx, mine) == [('h1', 'VCPU', 8, at(2), at(6))]
 
 
 def test_move_keeps_a_whole_booking_whole(ctx):
     host(ctx, 'h1', vcpus=4, memory=10, disk=1)
     whole = book(ctx, [R('h1', HOST, 1)], at(0), at(2))
-    ledger.run(ctx, ledger.move, whole, at(5), at(9))
+    booking.run(ctx, booking.move, whole, at(5), at(9))
     assert {r[1]: r[2] for r in held(ctx, whole)} == {
         HOST: 1, 'VCPU': 4, 'MEMORY_MB': 10, 'DISK_GB': 1}
     assert {r[3] for r in held(ctx, whole)} == {at(5)}
@@ -251,7 +256,7 @@ def test_lowering_below_a_future_booking_is_refused_naming_when(ctx):
     book(ctx, [R('h1', 'VCPU', 3)], at(0), at(10))
     book(ctx, [R('h1', 'VCPU', 3)], at(5), at(6))
     with pytest.raises(exceptions.Conflict) as err:
-        ledger.run(ctx, ledger.set_inventory, 'h1', KIND, {
+        booking.run(ctx, inventory.set_inventory, 'h1', KIND, {
             HOST: {'total': 1}, 'VCPU': {'total': 5},
             'MEMORY_MB': {'total': 16384}, 'DISK_GB': {'total': 100}},
             now=at(1))
@@ -259,19 +264,19 @@ def test_lowering_below_a_future_booking_is_refused_naming_when(ctx):
         'Conflict: the usable VCPU of provider h1 cannot become 5: 6 are '
         'booked at 2090-01-01 05:00:00 UTC')
     # a past instant does not count
-    ledger.run(ctx, ledger.set_inventory, 'h1', KIND, {
+    booking.run(ctx, inventory.set_inventory, 'h1', KIND, {
         HOST: {'total': 1}, 'VCPU': {'total': 3},
         'MEMORY_MB': {'total': 16384}, 'DISK_GB': {'total': 100}},
         now=at(6))
     with pytest.raises(exceptions.Conflict, match='cannot lose its VCPU'):
-        ledger.run(ctx, ledger.set_inventory, 'h1', KIND,
-                   {HOST: {'total': 1}}, now=at(6))
+        booking.run(ctx, inventory.set_inventory, 'h1', KIND,
+                    {HOST: {'total': 1}}, now=at(6))
 
 
 def test_whole_bookings_follow_the_inventory(ctx):
     host(ctx, 'h1', vcpus=8, memory=10, disk=1)
     whole = book(ctx, [R('h1', HOST, 1)], at(0), at(4))
-    ledger.run(ctx, ledger.set_inventory, 'h1', KIND, {
+    booking.run(ctx, inventory.set_inventory, 'h1', KIND, {
         HOST: {'total': 1}, 'VCPU': {'total': 16},
         'MEMORY_MB': {'total': 10}, 'VOLUME_GB': {'total': 5}}, now=at(1))
     assert {r[1]: r[2] for r in held(ctx, whole)} == {
@@ -280,11 +285,11 @@ def test_whole_bookings_follow_the_inventory(ctx):
     with pytest.raises(exceptions.Conflict):
         book(ctx, [R('h1', 'VCPU', 1)], at(1), at(2))
     with pytest.raises(exceptions.Conflict, match='cannot lose its HOST'):
-        ledger.run(ctx, ledger.set_inventory, 'h1', KIND,
-                   {'VCPU': {'total': 16}}, now=at(1))
+        booking.run(ctx, inventory.set_inventory, 'h1', KIND,
+                    {'VCPU': {'total': 16}}, now=at(1))
     # once it is over, the host may change freely
-    ledger.run(ctx, ledger.set_inventory, 'h1', KIND,
-               {'VCPU': {'total': 2}}, now=at(4))
+    booking.run(ctx, inventory.set_inventory, 'h1', KIND,
+                {'VCPU': {'total': 2}}, now=at(4))
 
 
 def test_inventory_input_is_checked(ctx):
@@ -295,17 +300,17 @@ def test_inventory_input_is_checked(ctx):
            {'total': 4, 'step_size': 0}]
     for values in bad:
         with pytest.raises(exceptions.InvalidInput):
-            ledger.run(ctx, ledger.set_inventory, 'h1', KIND,
-                       {'VCPU': values})
+            booking.run(ctx, inventory.set_inventory, 'h1', KIND,
+                        {'VCPU': values})
     with pytest.raises(exceptions.InvalidInput):
-        ledger.run(ctx, ledger.set_inventory, 'h1', KIND,
-                   {HOST: {'total': 2}})
+        booking.run(ctx, inventory.set_inventory, 'h1', KIND,
+                    {HOST: {'total': 2}})
     host(ctx, 'h1')
     with pytest.raises(exceptions.InvalidInput, match='is a compute_host'):
-        ledger.run(ctx, ledger.set_inventory, 'h1', 'volume_pool',
-                   {'VOLUME_GB': {'total': 1}})
+        booking.run(ctx, inventory.set_inventory, 'h1', 'volume_pool',
+                    {'VOLUME_GB': {'total': 1}})
     with db_api.reader(ctx) as session:
-        assert ledger.inventories_of(session, ['h1'])['h1']['VCPU'] == \
+        assert inventory.inventories_of(session, ['h1'])['h1']['VCPU'] == \
             capacity.Inventory(8, 0, 1.0, 1, 8, 1)
 
 
@@ -313,10 +318,10 @@ def test_delete_provider_refused_while_booked(ctx):
     host(ctx, 'h1')
     res_id = book(ctx, [R('h1', 'VCPU', 1)], at(0), at(3))
     with pytest.raises(exceptions.Conflict) as err:
-        ledger.run(ctx, ledger.delete_provider, 'h1', now=at(1))
+        booking.run(ctx, inventory.delete_provider, 'h1', now=at(1))
     assert res_id in str(err.value)
     assert 'booked until 2090-01-01 03:00:00 UTC' in str(err.value)
-    assert ledger.run(ctx, ledger.delete_provider, 'h1', now=at(3)) == 4
+    assert booking.run(ctx, inventory.delete_provider, 'h1', now=at(3)) == 4
 
 
 # -- search -------------------------------------------------------------------
@@ -331,8 +336,8 @@ def test_place_best_fit_affinity_and_anti_affinity(ctx):
 
     def place(count, affinity=None, **kw):
         lease_id, res_id = reservation(ctx)
-        return ledger.run(ctx, ledger.place, res_id, lease_id, SHAPE,
-                          count, at(1), at(2), affinity, **kw)
+        return booking.run(ctx, slot_search.place, res_id, lease_id, SHAPE,
+                           count, at(1), at(2), affinity, **kw)
 
     # fewest units first: h4 (1), h2 (2) -- h3 (2) loses the tie on id
     assert place(3) == {'h4': 1, 'h2': 2}
@@ -355,18 +360,18 @@ def test_place_refused_says_how_many_fit(ctx):
     lease_id, res_id = reservation(ctx)
     for bad_count in (0, -1, 1.5, True):
         with pytest.raises(exceptions.InvalidInput):
-            ledger.run(ctx, ledger.place, res_id, lease_id, SHAPE,
-                       bad_count, at(0), at(1))
+            booking.run(ctx, slot_search.place, res_id, lease_id, SHAPE,
+                        bad_count, at(0), at(1))
         with pytest.raises(exceptions.InvalidInput):
-            ledger.run(ctx, ledger.place_whole, res_id, lease_id,
-                       bad_count, at(0), at(1))
+            booking.run(ctx, unit_search.place_units, res_id, lease_id,
+                        'FLOATING_IP', bad_count, at(0), at(1))
     for bad_shape in ({}, {'VCPU': 0}, {'HOST': 1, 'VCPU': 1}):
         with pytest.raises(exceptions.InvalidInput):
-            ledger.run(ctx, ledger.place, res_id, lease_id, bad_shape, 1,
-                       at(0), at(1))
+            booking.run(ctx, slot_search.place, res_id, lease_id, bad_shape, 1,
+                        at(0), at(1))
     with pytest.raises(exceptions.Conflict) as err:
-        ledger.run(ctx, ledger.place, res_id, lease_id, SHAPE, 3, at(0),
-                   at(1))
+        booking.run(ctx, slot_search.place, res_id, lease_id, SHAPE, 3, at(0),
+                    at(1))
     assert str(err.value) == (
         'Conflict: 2 unit(s) of {MEMORY_MB: 1024, VCPU: 2} fit from '
         '2090-01-01 00:00:00 to 2090-01-01 01:00:00 UTC; 3 asked')
@@ -382,7 +387,7 @@ def test_place_refused_after_its_rounds_counts_the_lost_providers_full(
     for name in ('h1', 'h2', 'h3', 'h4'):
         host(ctx, name, vcpus=4)
     other_lease, other_res = reservation(ctx)
-    read = ledger._booked
+    read = booking.bookings_over
 
     def concurrent(session, provider_ids, start, end, *args):
         # committed by another manager once the search had read
@@ -390,15 +395,15 @@ def test_place_refused_after_its_rounds_counts_the_lost_providers_full(
             id=str(uuid.uuid4()), reservation_id=other_res,
             lease_id=other_lease, project_id='p', provider_id=p,
             resource_class='VCPU', amount=4, start_date=start,
-            end_date=end, span_level=ledger.span_level(start, end))
+            end_date=end, span_level=windows.span_level(start, end))
             for p in provider_ids])
         return read(session, provider_ids, start, end, *args)
 
-    monkeypatch.setattr(ledger, '_booked', concurrent)
+    monkeypatch.setattr(booking, 'bookings_over', concurrent)
     lease_id, res_id = reservation(ctx)
     with pytest.raises(exceptions.Conflict) as err:
-        ledger.run(ctx, ledger.place, res_id, lease_id, SHAPE, 1, at(0),
-                   at(1))
+        booking.run(ctx, slot_search.place, res_id, lease_id, SHAPE, 1, at(0),
+                    at(1))
     assert err.value.kwargs['taken'] == ['h1', 'h2', 'h3']
     # h4, never reached, is the only one left
     assert err.value.kwargs['available'] == 2
@@ -410,14 +415,14 @@ def test_place_units_refused_after_its_rounds_counts_none_it_lost(ctx):
     """Providers refused under the lock (here: nothing usable) are not
     counted free by the refusal once the rounds are spent."""
     for name in ('a1', 'a2', 'a3', 'a4'):
-        ledger.run(ctx, ledger.set_inventory, name, 'floatingip',
-                   {'FLOATING_IP': {'total': 1, 'reserved': int(
+        booking.run(ctx, inventory.set_inventory, name, 'floatingip',
+                    {'FLOATING_IP': {'total': 1, 'reserved': int(
                        name != 'a4')}})
     lease_id, res_id = reservation(ctx)
     with pytest.raises(exceptions.Conflict) as err:
-        ledger.run(ctx, ledger.place_units, res_id, lease_id,
-                   'FLOATING_IP', 1, at(0), at(1),
-                   providers=['a1', 'a2', 'a3', 'a4'], kind='floatingip')
+        booking.run(ctx, unit_search.place_units, res_id, lease_id,
+                    'FLOATING_IP', 1, at(0), at(1),
+                    providers=['a1', 'a2', 'a3', 'a4'], kind='floatingip')
     assert err.value.kwargs['available'] == 0
     assert err.value.kwargs['taken'] == ['a1', 'a2', 'a3']
     assert str(err.value).startswith('Conflict: 0 provider(s) are free')
@@ -426,11 +431,11 @@ def test_place_units_refused_after_its_rounds_counts_none_it_lost(ctx):
 def test_place_honours_unit_bounds_and_kind(ctx):
     host(ctx, 'h1', vcpus=32, max_unit=1)
     host(ctx, 'h2', vcpus=32)
-    ledger.run(ctx, ledger.set_inventory, 'pool', 'volume_pool',
-               {'VCPU': {'total': 64}, 'MEMORY_MB': {'total': 99999}})
+    booking.run(ctx, inventory.set_inventory, 'pool', 'volume_pool',
+                {'VCPU': {'total': 64}, 'MEMORY_MB': {'total': 99999}})
     lease_id, res_id = reservation(ctx)
-    assert ledger.run(ctx, ledger.place, res_id, lease_id, SHAPE, 16, at(0),
-                      at(1), kind=KIND) == {'h2': 16}
+    assert booking.run(ctx, slot_search.place, res_id, lease_id, SHAPE, 16,
+                       at(0), at(1), kind=KIND) == {'h2': 16}
 
 
 def _random_world(ctx, rng, providers=8, bookings=40):
@@ -446,9 +451,9 @@ def _random_world(ctx, rng, providers=8, bookings=40):
         if invs['VCPU']['max_unit'] is not None and \
                 invs['VCPU']['max_unit'] > invs['VCPU']['total']:
             invs['VCPU']['max_unit'] = None
-        ledger.run(ctx, ledger.set_inventory, name, KIND, invs)
+        booking.run(ctx, inventory.set_inventory, name, KIND, invs)
     with db_api.reader(ctx) as session:
-        inventories = ledger.inventories_of(session)
+        inventories = inventory.inventories_of(session)
     for _ in range(bookings):
         name = rng.choice(names)
         start = at(rng.randint(0, 30))
@@ -473,7 +478,7 @@ def _all_bookings(ctx):
             models.LedgerBooking.start_date,
             models.LedgerBooking.end_date,
             models.LedgerBooking.amount)).all()
-        inventories = ledger.inventories_of(session)
+        inventories = inventory.inventories_of(session)
     booked = {}
     for provider, cls, start, end, amount in rows:
         booked.setdefault(provider, {}).setdefault(cls, []).append(
@@ -515,8 +520,8 @@ def test_search_agrees_with_the_pure_rule_over_every_provider(
             count, affinity, chunks=(2, 3))
         lease_id, res_id = reservation(ctx)
         try:
-            got = ledger.run(ctx, ledger.place, res_id, lease_id, shape,
-                             count, start, end, affinity, allowed)
+            got = booking.run(ctx, slot_search.place, res_id, lease_id, shape,
+                              count, start, end, affinity, allowed)
         except exceptions.Conflict:
             got = None
         assert got == expected, (trial, shape, count, affinity)
@@ -531,22 +536,6 @@ def test_search_agrees_with_the_pure_rule_over_every_provider(
     _never_over(ctx)
 
 
-def test_place_whole_takes_free_providers_lowest_first(ctx, monkeypatch):
-    monkeypatch.setattr(capacity, 'SEARCH_CHUNKS', (1, 1))
-    for name in ('h1', 'h2', 'h3'):
-        host(ctx, name)
-    book(ctx, [R('h1', 'DISK_GB', 1)], at(0), at(2))
-    lease_id, res_id = reservation(ctx)
-    assert ledger.run(ctx, ledger.place_whole, res_id, lease_id, 1, at(1),
-                      at(3)) == ['h2']
-    with pytest.raises(exceptions.Conflict, match='1 provider'):
-        lease_id, res_id = reservation(ctx)
-        ledger.run(ctx, ledger.place_whole, res_id, lease_id, 2, at(1),
-                   at(3))
-    assert ledger.run(ctx, ledger.place_whole, res_id, lease_id, 2, at(2),
-                      at(3)) == ['h1', 'h3']
-
-
 @pytest.mark.parametrize('named', [True, False])
 def test_place_units_takes_the_lowest_addresses_free_of_the_class(
         ctx, monkeypatch, named):
@@ -555,47 +544,47 @@ def test_place_units_takes_the_lowest_addresses_free_of_the_class(
     lowest free ids win; a provider whose capacity is not one is
     re-checked under the lock, never overbooked.  Candidates named (a
     prefix of them at a time) or all of the kind."""
-    monkeypatch.setattr(ledger, 'UNIT_CHUNKS', (1, 2))
+    monkeypatch.setattr(unit_search, 'UNIT_CHUNKS', (1, 2))
     for name in ('a1', 'a2', 'a3', 'a4'):
-        ledger.run(ctx, ledger.set_inventory, name, 'floatingip',
-                   {'FLOATING_IP': {'total': 1}, 'DISK_GB': {'total': 9}})
+        booking.run(ctx, inventory.set_inventory, name, 'floatingip',
+                    {'FLOATING_IP': {'total': 1}, 'DISK_GB': {'total': 9}})
     # a4 offers nothing usable: reserved whole
-    ledger.run(ctx, ledger.set_inventory, 'a4', 'floatingip',
-               {'FLOATING_IP': {'total': 1, 'reserved': 1}})
+    booking.run(ctx, inventory.set_inventory, 'a4', 'floatingip',
+                {'FLOATING_IP': {'total': 1, 'reserved': 1}})
     book(ctx, [R('a1', 'FLOATING_IP', 1)], at(0), at(2))
     book(ctx, [R('a2', 'DISK_GB', 9)], at(0), at(9))
     lease_id, res_id = reservation(ctx)
-    assert ledger.run(ctx, ledger.place_units, res_id, lease_id,
-                      'FLOATING_IP', 2, at(1), at(3),
-                      providers=['a4', 'a3', 'a2', 'a1'] if named else None,
-                      kind='floatingip') == ['a2', 'a3']
+    assert booking.run(ctx, unit_search.place_units, res_id, lease_id,
+                       'FLOATING_IP', 2, at(1), at(3),
+                       providers=['a4', 'a3', 'a2', 'a1'] if named else None,
+                       kind='floatingip') == ['a2', 'a3']
     lease_id, res_id = reservation(ctx)
     with pytest.raises(exceptions.Conflict, match='0 provider'):
         # a1 is busy at hour 1, a2 and a3 taken, a4 refused by the lock
-        ledger.run(ctx, ledger.place_units, res_id, lease_id,
-                   'FLOATING_IP', 1, at(1), at(3),
-                   providers=['a4', 'a1', 'a2', 'a3'], kind='floatingip')
+        booking.run(ctx, unit_search.place_units, res_id, lease_id,
+                    'FLOATING_IP', 1, at(1), at(3),
+                    providers=['a4', 'a1', 'a2', 'a3'], kind='floatingip')
     assert held(ctx, res_id) == []
-    assert ledger.run(ctx, ledger.place_units, res_id, lease_id,
-                      'FLOATING_IP', 1, at(2), at(3),
-                      providers=['a4', 'a1'], kind='floatingip') == ['a1']
+    assert booking.run(ctx, unit_search.place_units, res_id, lease_id,
+                       'FLOATING_IP', 1, at(2), at(3),
+                       providers=['a4', 'a1'], kind='floatingip') == ['a1']
     with pytest.raises(exceptions.InvalidInput):
-        ledger.run(ctx, ledger.place_units, res_id, lease_id, HOST, 1,
-                   at(5), at(6))
+        booking.run(ctx, unit_search.place_units, res_id, lease_id, HOST, 1,
+                    at(5), at(6))
     _never_over(ctx)
 
 
 def test_free_units_agrees_with_the_overlap_read(ctx, monkeypatch):
-    """The one-statement read of :func:`ledger._free_units` (with a limit)
+    """The one-statement read of :func:`unit_search._free_units` (with a limit)
     against the two-statement overlap read, over random bookings of
     capacity-one providers and of a provider of capacity two."""
     rng = random.Random(11)
     names = ['u%d' % i for i in range(6)]
     for name in names:
-        ledger.run(ctx, ledger.set_inventory, name, 'floatingip',
-                   {'FLOATING_IP': {'total': 1}})
-    ledger.run(ctx, ledger.set_inventory, 'wide', 'floatingip',
-               {'FLOATING_IP': {'total': 2}})
+        booking.run(ctx, inventory.set_inventory, name, 'floatingip',
+                    {'FLOATING_IP': {'total': 1}})
+    booking.run(ctx, inventory.set_inventory, 'wide', 'floatingip',
+                {'FLOATING_IP': {'total': 2}})
     for _ in range(60):
         start = at(rng.randint(0, 200))
         end = start + H * rng.choice([1, 2, 5, 30])
@@ -605,22 +594,22 @@ def test_free_units_agrees_with_the_overlap_read(ctx, monkeypatch):
         except exceptions.Conflict:
             pass
     ids = names + ['wide']
-    monkeypatch.setattr(ledger, 'UNIT_CHUNKS', (2, 3))
+    monkeypatch.setattr(unit_search, 'UNIT_CHUNKS', (2, 3))
     for _ in range(80):
         start = at(rng.randint(0, 220))
         end = start + H * rng.choice([1, 3, 24])
         with db_api.reader(ctx) as session:
             limit = rng.randint(1, 8)
-            quick = ledger._free_units(session, ids, start, end,
-                                       'floatingip', 'FLOATING_IP', limit)
-            exact = ledger._free_of(session, ids, start, end, 'floatingip',
-                                    None, 'FLOATING_IP')
+            quick = unit_search._free_units(session, ids, start, end,
+                                            'floatingip', 'FLOATING_IP', limit)
+            exact = unit_search._free_of(session, ids, start, end,
+                                         'floatingip', None, 'FLOATING_IP')
         assert quick == exact[:limit], (start, end, limit)
         # the public read, a prefix of the candidates at a time
         with db_api.reader(ctx) as session:
-            assert ledger.free_units(session, list(reversed(ids)),
-                                     'FLOATING_IP', start, end,
-                                     'floatingip') == exact, (start, end)
+            assert unit_search.free_units(session, list(reversed(ids)),
+                                          'FLOATING_IP', start, end,
+                                          'floatingip') == exact, (start, end)
 
 
 def test_window_read_by_level_finds_every_overlapping_booking(ctx):
@@ -640,7 +629,7 @@ def test_window_read_by_level_finds_every_overlapping_booking(ctx):
         end = start + datetime.timedelta(seconds=rng.choice([1, 60, 7200]))
         with db_api.reader(ctx) as session:
             found = session.execute(sa.select(sa.func.count()).where(
-                ledger._overlaps(start, end))).scalar()
+                windows.window(start, end))).scalar()
         assert found == sum(1 for s, e in rows if s < end and e > start)
 
 
@@ -672,9 +661,9 @@ def test_statements_do_not_grow_with_the_inventory(ctx, monkeypatch):
         made = size
         for providers in (None, ['n%03d' % i for i in range(size)]):
             lease_id, res_id = reservation(ctx)
-            counts.append(_statements(ctx, lambda: ledger.run(
-                ctx, ledger.place, res_id, lease_id, SHAPE, 3, at(1), at(2),
-                providers=providers)))
+            counts.append(_statements(ctx, lambda: booking.run(
+                ctx, slot_search.place, res_id, lease_id, SHAPE, 3, at(1),
+                at(2), providers=providers)))
             # found in the third round, past the full ones
             assert min(r[0] for r in held(ctx, res_id)) >= 'n012'
     # three rounds of three reads, lock, generation bump, re-check,
@@ -691,22 +680,22 @@ def test_free_capacity_and_earliest_start(ctx):
     book(ctx, [R('h1', 'VCPU', 6)], at(0), at(5))
     book(ctx, [R('h2', HOST, 1)], at(0), at(3))
     with db_api.reader(ctx) as session:
-        view = ledger.free_capacity(session, ['h1', 'h2'], at(1), at(2))
+        view = availability.free_capacity(session, ['h1', 'h2'], at(1), at(2))
         # every provider: the bookings read by the window alone
-        assert ledger.free_capacity(session, None, at(1), at(2)) == view
-        assert ledger.free_capacity(session, None, at(1), at(2),
-                                    kind='volume_pool') == {}
+        assert availability.free_capacity(session, None, at(1), at(2)) == view
+        assert availability.free_capacity(session, None, at(1), at(2),
+                                          kind='volume_pool') == {}
         assert view['h1']['VCPU'] == {'usable': 8, 'peak': 6, 'free': 2}
         assert view['h2']['VCPU'] == {'usable': 4, 'peak': 4, 'free': 0}
         assert view['h2'][HOST]['free'] == 0
         # four 2-VCPU units: h2 frees up at hour 3
-        assert ledger.earliest_start(session, SHAPE, 3, 2 * H, at(0)) == \
-            at(3)
-        assert ledger.earliest_start(session, SHAPE, 4, H, at(0),
-                                     affinity=True) == at(5)
-        assert ledger.earliest_start(session, SHAPE, 4, H, at(0),
-                                     latest_end=at(5),
-                                     affinity=True) is None
+        assert availability.earliest_start(
+            session, SHAPE, 3, 2 * H, at(0)) == at(3)
+        assert availability.earliest_start(session, SHAPE, 4, H, at(0),
+                                           affinity=True) == at(5)
+        assert availability.earliest_start(session, SHAPE, 4, H, at(0),
+                                           latest_end=at(5),
+                                           affinity=True) is None
 
 
 def _pure_units(inventories, booked, shape, start, end, affinity, allowed):
@@ -723,8 +712,8 @@ def test_outlook_agrees_with_the_pure_functions(ctx, monkeypatch, named_max,
     # named_max 2: a longer list of providers is read whole and kept in
     # Python; sep '0': every id holds the separator, the profiles are
     # read one row per provider
-    monkeypatch.setattr(ledger, 'NAMED_MAX', named_max)
-    monkeypatch.setattr(ledger, '_SEP', sep)
+    monkeypatch.setattr(availability, 'NAMED_MAX', named_max)
+    monkeypatch.setattr(availability, '_SEP', sep)
     rng = random.Random(23)
     names = _random_world(ctx, rng, bookings=60)
     inventories, booked = _all_bookings(ctx)
@@ -744,7 +733,7 @@ def test_outlook_agrees_with_the_pure_functions(ctx, monkeypatch, named_max,
             subset, booked, shape, count, duration, earliest, latest_end,
             affinity)
         with db_api.reader(ctx) as session:
-            outlook = ledger.Outlook(session, shape, allowed, KIND)
+            outlook = availability.Outlook(session, shape, allowed, KIND)
             assert outlook.most(affinity) == capacity.total_fit(
                 {p: capacity.units_fit(held, {
                     c: capacity.usable(i) for c, i in held.items()}, shape)
@@ -771,7 +760,7 @@ def test_outlook_agrees_with_the_pure_functions(ctx, monkeypatch, named_max,
                     [None])[0] == capacity.earliest_window(
                 subset, booked, shape, count, duration, earliest,
                 earliest + 2 * duration, affinity)
-            assert ledger.earliest_start(
+            assert availability.earliest_start(
                 session, shape, count, duration, earliest, latest_end,
                 affinity, allowed, KIND) == expected
         answers[expected is None, expected == earliest] += 1
@@ -783,7 +772,7 @@ def test_outlook_with_no_provider_reads_nothing(ctx):
     host(ctx, 'h1')
     with db_api.reader(ctx) as session:
         seen = _statements(ctx, lambda: (
-            ledger.Outlook(session, SHAPE, [], KIND).units(at(0), at(1)),
-            ledger.Outlook(session, SHAPE, [], KIND).earliest(
+            availability.Outlook(session, SHAPE, [], KIND).units(at(0), at(1)),
+            availability.Outlook(session, SHAPE, [], KIND).earliest(
                 1, H, at(0), at(5))))
     assert seen == 0

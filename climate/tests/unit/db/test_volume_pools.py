@@ -10,7 +10,8 @@ import pytest
 import sqlalchemy as sa
 
 from climate.db import api as db_api
-from climate.db import ledger
+from climate.db.ledger import inventory
+from climate.db.ledger import slot_search
 from climate.db import migration
 from climate.db import models
 from climate.db import volume_pools as db_pools
@@ -31,8 +32,8 @@ def _pool(ctx, name='n@lvm#a', total=100, **extra):
 def _inventory(ctx):
     with db_api.reader(ctx) as session:
         return {p: {c: inv.total for c, inv in held.items()}
-                for p, held in ledger.inventories_of(
-                    session, kind=ledger.VOLUME_POOL).items()}
+                for p, held in inventory.inventories_of(
+                    session, kind=inventory.VOLUME_POOL).items()}
 
 
 def test_usable_gb():
@@ -75,10 +76,10 @@ def test_bookings_guard_shrinking_and_removal(ctx):
                                  status='pending')
         session.add(res)
         session.flush()
-        ledger.place(session, res.id, lease.id, {'VOLUME_GB': 20,
-                                                 'VOLUME': 1}, 2, T0, T1,
-                     affinity=True, providers=[provider],
-                     kind=ledger.VOLUME_POOL)
+        slot_search.place(session, res.id, lease.id, {'VOLUME_GB': 20,
+                                                      'VOLUME': 1}, 2, T0, T1,
+                          affinity=True, providers=[provider],
+                          kind=inventory.VOLUME_POOL)
     with pytest.raises(exceptions.Conflict) as info:
         db_pools.pool_update(ctx, pool['id'], {'total_capacity_gb': 30})
     assert 'VOLUME_GB' in info.value.message

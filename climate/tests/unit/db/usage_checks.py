@@ -18,7 +18,7 @@ import sqlalchemy as sa
 
 from climate.db import api as db_api
 from climate.db import billing as db_billing
-from climate.db import ledger
+from climate.db.ledger import windows
 from climate.db import models
 from climate.db import quotas as db_quotas
 from climate.db import usage as db_usage
@@ -65,7 +65,7 @@ def populate(ctx, seed, leases=60):
                         provider_id='prov-%d' % rng.randint(1, 5),
                         resource_class=cls, amount=rng.randint(1, 64),
                         start_date=b_start, end_date=end,
-                        span_level=ledger.span_level(b_start, end))])
+                        span_level=windows.span_level(b_start, end))])
             fate = rng.random()
             if fate < 0.3:
                 ended.append((lease_id, max(end, NOW - datetime.timedelta(

@@ -12,8 +12,8 @@ from climate import context
 from climate import dates
 from climate.db import api as db_api
 from climate.db import models
-from climate.manager import events
 from climate.manager import leases
+from climate.manager.workers import events
 from climate.plugins.noop import plugin as noop
 from climate import states
 from climate.tests import schema
@@ -51,6 +51,10 @@ class Notifier:
 
     def send(self, ctx, action, lease, event=None):
         self.sent.append((action, lease['id']))
+
+    def send_many(self, ctx, notices):
+        for action, lease, event in notices:
+            self.send(ctx, action, lease, event)
 
 
 @pytest.fixture
@@ -216,7 +220,7 @@ class StatusSeeingPlugin(noop.NoopPlugin):
     def on_start(self, ctx, lease, reservation, event):
         def look():
             other = context.admin_context()
-            self.seen.append(db_api.lease_get(other, lease['id']).status)
+            self.seen.append(db_api.lease_get(other, lease.id).status)
         thread = threading.Thread(target=look)
         thread.start()
         thread.join()

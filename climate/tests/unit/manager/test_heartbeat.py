@@ -1,5 +1,5 @@
 """Managers' heartbeats and the takeover of a dead manager's claims
-(climate.manager.heartbeat, climate.db.managers), on SQLite; the
+(climate.manager.workers.heartbeat, climate.db.managers), on SQLite; the
 functional tests kill real managers on MariaDB and PostgreSQL."""
 
 import datetime
@@ -14,8 +14,8 @@ from climate.db import api as db_api
 from climate.db import lease_json
 from climate.db import managers as db_managers
 from climate.db import models
-from climate.manager import events
-from climate.manager import heartbeat
+from climate.manager.workers import events
+from climate.manager.workers import heartbeat
 from climate.plugins.noop import plugin as noop
 from climate import states
 from climate.tests import schema

@@ -1,17 +1,18 @@
-"""Best-effort leases (``climate.manager.hunts``) on the in-process env:
-the static inventory's hosts with a fake cloud side standing in for Nova
-(what the harness's integration tests run for real)."""
+"""Best-effort leases (``climate.manager.workers.hunts``) on the
+in-process env: the static inventory's hosts with a fake cloud side
+standing in for Nova (what the harness's integration tests run for
+real)."""
 
 import datetime
 import time
 
 import pytest
 
+from climate import context as climate_context
 from climate.db import api as db_api
 from climate.db import hosts as db_hosts
 from climate.db import work_locks
-from climate import context as climate_context
-from climate.manager import hunts
+from climate.manager.workers import hunts
 from climate.plugins.physical_host import evacuation
 from climate.scheduling import evacuation as planner
 from climate import states

@@ -105,7 +105,7 @@ def test_bad_input_is_400_and_writes_nothing(env, extra, message):
 
 def test_best_effort_without_a_cloud_is_immediate(env):
     """With the static inventory there is nothing outside it to free
-    (``climate.manager.hunts``): an immediate lease's answers."""
+    (``climate.manager.workers.hunts``): an immediate lease's answers."""
     hosts.add_hosts(env, 1)
     lease = create(env, 'hunt', lease_type='best_effort')
     assert lease['status'] == 'STARTING'

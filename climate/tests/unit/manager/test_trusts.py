@@ -21,6 +21,7 @@ import requests
 from climate.api import errors
 from climate.clients import keystone
 from climate import context
+from climate.db import api as db_api
 from climate import exceptions
 from climate.manager import trusts
 from climate.plugins import base as plugin_base
@@ -358,14 +359,14 @@ def test_lease_ends_even_when_its_trust_cannot_be_deleted(env, with_trust):
 
 def test_plugin_user_session_needs_a_trust():
     with pytest.raises(exceptions.NoTrust) as info:
-        plugin_base.ResourcePlugin.user_session({'id': 'l1',
-                                                 'trust_id': None})
+        plugin_base.ResourcePlugin.user_session(
+            db_api.LeaseRef(id='l1', project_id='p1', trust_id=None))
     assert 'l1' in str(info.value)
 
 
 def test_plugin_user_session_redeems_the_lease_trust():
     with mock.patch.object(keystone, 'trust_session') as trust_session:
-        sess = plugin_base.ResourcePlugin.user_session({'id': 'l1',
-                                                        'trust_id': 't1'})
+        sess = plugin_base.ResourcePlugin.user_session(
+            db_api.LeaseRef(id='l1', project_id='p1', trust_id='t1'))
     trust_session.assert_called_once_with('t1')
     assert sess is trust_session.return_value

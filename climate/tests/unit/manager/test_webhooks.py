@@ -12,6 +12,7 @@ import pytest
 
 from climate import exceptions
 from climate.manager import webhooks
+from climate.manager.workers import delivery
 
 
 def _resolver(table):
@@ -160,13 +161,13 @@ def test_the_sender_follows_no_redirect_and_bounds_time():
     thread.start()
     try:
         url = 'http://127.0.0.1:%d' % server.server_port
-        code, error = webhooks.post(url + '/hook', b'{}', {}, 5)
+        code, error = delivery.post(url + '/hook', b'{}', {}, 5)
         assert code == 307 and 'HTTP 307' in error
         assert _Redirecting.hits == ['/hook']
-        assert webhooks.post(url + '/ok', b'{}', {}, 5) == (200, None)
+        assert delivery.post(url + '/ok', b'{}', {}, 5) == (200, None)
     finally:
         server.shutdown()
         server.server_close()
     # nothing listens there any more: an error, not an exception
-    code, error = webhooks.post(url + '/hook', b'{}', {}, 1)
+    code, error = delivery.post(url + '/hook', b'{}', {}, 1)
     assert code is None and 'ConnectionRefusedError' in error

@@ -8,7 +8,7 @@ import sqlalchemy as sa
 from climate import context
 from climate import dates
 from climate.db import api as db_api
-from climate.db import ledger
+from climate.db.ledger import windows
 from climate.db import models
 from climate.db import usage as db_usage
 from climate.notifications import lease as lease_notifications
@@ -54,11 +54,14 @@ def test_lease_notification_is_versioned_and_carries_the_lease(
                                   'usage': []}
 
 
-def test_the_payload_carries_resource_hours(notifications):
+def test_the_payload_carries_resource_hours(notifications, monkeypatch):
     """Consumed before now and committed from now on, from the ledger;
     once the lease is gone, from its usage records."""
     ctx = context.admin_context()
     now = dates.utcnow()
+    # the notifier's "now" is the test's: on a loaded machine a second
+    # passes between the two and moves an hour's split by that second
+    monkeypatch.setattr(dates, 'utcnow', lambda: now)
     start, end = now - 2 * H, now + 3 * H
     with db_api.writer(ctx) as session:
         session.execute(sa.insert(models.Lease), [dict(
@@ -71,7 +74,7 @@ def test_the_payload_carries_resource_hours(notifications):
             id='b%d' % n, reservation_id='r2', lease_id='l2',
             project_id='p', provider_id='h1', resource_class=cls,
             amount=amount, start_date=start, end_date=end,
-            span_level=ledger.span_level(start, end))
+            span_level=windows.span_level(start, end))
             for n, (cls, amount) in enumerate((('VCPU', 4),
                                                 ('MEMORY_MB', 1024)))])
     notifier = lease_notifications.LeaseNotifier('host1')
@@ -108,3 +111,40 @@ def test_a_failing_notifier_never_fails_the_caller():
         lease_notifications.LeaseNotifier)
     notifier._notifier = Broken()
     notifier.send(context.admin_context(), 'end', {'id': 'x'})
+
+
+def test_notifications_sent_together_read_each_lease_s_usage(
+        notifications, monkeypatch):
+    """send_many (a batch of events) reads the usage of all its leases in
+    one statement: each payload as send alone gives it."""
+    ctx = context.admin_context()
+    now = dates.utcnow()
+    monkeypatch.setattr(dates, 'utcnow', lambda: now)
+    start, end = now - 2 * H, now + 3 * H
+    with db_api.writer(ctx) as session:
+        session.execute(sa.insert(models.Lease), [dict(
+            id=lease_id, name=lease_id, project_id='p', start_date=start,
+            end_date=end, status='ACTIVE', created_at=start)
+            for lease_id in ('l1', 'l2', 'l3')])
+        session.execute(sa.insert(models.Reservation), [dict(
+            id='r' + lease_id, lease_id=lease_id,
+            resource_type='virtual:instance', status='active', params={},
+            created_at=start) for lease_id in ('l1', 'l2')])
+        session.execute(sa.insert(models.LedgerBooking), [dict(
+            id='b' + lease_id, reservation_id='r' + lease_id,
+            lease_id=lease_id, project_id='p', provider_id='h1',
+            resource_class='VCPU', amount=amount, start_date=start,
+            end_date=end, span_level=windows.span_level(start, end))
+            for lease_id, amount in (('l1', 1), ('l2', 4))])
+    notifier = lease_notifications.LeaseNotifier('host1')
+    leases = [{'id': 'l1'}, {'id': 'l2'}, {'id': 'l3'}]
+    for lease in leases:
+        notifier.send(ctx, lease_notifications.START, lease)
+    alone = [m['payload'] for _c, m, _p, _r in notifications]
+    del notifications[:]
+    notifier.send_many(ctx, [(lease_notifications.START, lease, None)
+                             for lease in leases])
+    together = [m['payload'] for _c, m, _p, _r in notifications]
+    assert together == alone
+    assert [p['usage'][0]['committed'] if p['usage'] else None
+            for p in together] == [3.0, 12.0, None]

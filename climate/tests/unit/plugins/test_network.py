@@ -9,7 +9,7 @@ import pytest
 
 from climate import context
 from climate.db import api as db_api
-from climate.db import ledger
+from climate.db.ledger import inventory
 from climate.db import models
 from climate.db import network_segments as db_segments
 from climate import exceptions
@@ -104,7 +104,7 @@ def test_registration_writes_the_ledger_and_is_blazar_shaped(env):
     assert vx['physical_network'] is None
     ctx = context.admin_context()
     with db_api.reader(ctx) as session:
-        inv = ledger.inventories_of(session, kind=db_segments.KIND)
+        inv = inventory.inventories_of(session, kind=db_segments.KIND)
     assert set(inv) == {db_segments.provider(seg['id']),
                         db_segments.provider(vx['id'])}
     listed = admin(env, 'GET', '/v1/networks')['networks']
@@ -265,10 +265,11 @@ def test_pending_update_moves_or_keeps_the_segment(env):
 
 def test_start_and_end_call_the_backend_and_show_errors(env):
     register(env, 1001)
-    # long enough for the update below to come while it is ACTIVE on a
-    # loaded machine (it was refused as TERMINATED once with 4 s)
+    # ends when the test shortens it: the update below must come while it
+    # is ACTIVE (refused as TERMINATED once, on a loaded machine, with an
+    # end 4 s ahead)
     made = lease(env, 'run', net(network_description='lab'),
-                 start='now', end=fip_tests._soon(10))
+                 start='now', end=fip_tests._soon(600))
     fip_tests.wait_for(env, made['id'], 'ACTIVE')
     res = get(env, made['id'])['reservations'][0]
     assert res['network_id'] == 'net-' + res['id']
@@ -281,6 +282,7 @@ def test_start_and_end_call_the_backend_and_show_errors(env):
         {'id': res['id'], 'network_name': 'other'}]}, expect=400)
     assert answer['error_name'] == 'CantUpdateNetworkReservation'
     env.backend.errors = ['port p1 (compute:nova): HTTP 409 PortInUse']
+    fip_tests.put(env, made['id'], {'end_date': fip_tests._soon(2)})
     done = fip_tests.wait_for(env, made['id'], 'TERMINATED')
     res = done['reservations'][0]
     assert res['cleanup_errors'] == env.backend.errors

@@ -340,6 +340,18 @@ def test_a_host_a_hunt_closed_is_not_down(nova, make):
     assert [h['hypervisor_hostname'] for h in down] == ['c2', 'c3']
 
 
+def test_a_host_powered_off_by_climate_is_not_down(nova, make):
+    # a sleeping host's service is down and closed by the power off: read
+    # as down, healing moved its next booking away and made it unreservable
+    nova.state = {'c1': ('down', 'disabled',
+                         nova_backend.POWER_DISABLED_REASON % 'tomorrow'),
+                  'c2': ('down', 'disabled', 'operator: new disks'),
+                  'c3': ('down', 'enabled'),
+                  'c4': ('up', 'enabled')}
+    down = make().down_hosts([facts(h) for h in HOSTS])
+    assert [h['hypervisor_hostname'] for h in down] == ['c2', 'c3']
+
+
 def test_a_bug_is_not_disguised_as_a_cloud_outage(nova, make):
     backend = enrolled(nova, make)
     nova.fail[('add_host', 'c2')] = KeyError('bug')

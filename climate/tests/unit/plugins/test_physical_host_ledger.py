@@ -10,7 +10,8 @@ from climate import context
 from climate import dates
 from climate.db import api as db_api
 from climate.db import hosts as db_hosts
-from climate.db import ledger
+from climate.db.ledger import inventory as ledger_inventory
+from climate.db.ledger import windows
 from climate.db import models
 from climate import exceptions
 from climate.tests import fixtures
@@ -48,7 +49,7 @@ def inventory(provider):
     ctx = context.admin_context()
     with db_api.reader(ctx) as session:
         return {cls: (inv.total, inv.allocation_ratio) for cls, inv in
-                ledger.inventories_of(session, [provider]).get(
+                ledger_inventory.inventories_of(session, [provider]).get(
                     provider, {}).items()}
 
 
@@ -88,6 +89,27 @@ def test_a_host_with_an_instance_slot_is_not_reserved_whole(env):
     assert slot_res in resp.text
 
 
+def test_a_booking_of_any_one_class_makes_a_host_busy_for_the_choice(env):
+    """The host choice's own reads (db.hosts.free_candidates, and
+    free_hosts, which counts a refusal) take a host with a booking of any
+    class over the window as busy, one gigabyte of disk alone too, and
+    free again outside it."""
+    add_hosts(env, 3)
+    _lease, _res, placed = env.book_slots(
+        'disk', at(0), at(2), {'DISK_GB': 1}, providers=['1'])
+    assert placed == {'1': 1}
+    ctx = context.admin_context()
+    horizon = datetime.timedelta(hours=1)
+    assert db_hosts.free_hosts(ctx, [1, 2, 3], at(1), at(3)) == [2, 3]
+    rows, count = db_hosts.free_candidates(ctx, [1, 2, 3], at(1), at(3), 3,
+                                           horizon)
+    assert sorted(r[0] for r in rows) == [2, 3] and count == 2
+    assert db_hosts.free_hosts(ctx, [1, 2, 3], at(2), at(3)) == [1, 2, 3]
+    rows, count = db_hosts.free_candidates(ctx, [1, 2, 3], at(2), at(3), 3,
+                                           horizon)
+    assert sorted(r[0] for r in rows) == [1, 2, 3] and count == 3
+
+
 def test_a_host_reserved_whole_takes_no_instance_slot(env):
     add_hosts(env, 2)
     lease = base.host_lease(env, 'whole', text(at(0)), text(at(4)))
@@ -107,7 +129,7 @@ def test_a_host_reserved_whole_takes_no_instance_slot(env):
 def test_the_whole_booking_is_rechecked_under_lock(env):
     """A slot booked between the search and the booking (a concurrent
     instance reservation) makes the host booking a Conflict, never an
-    overbooking: ledger.book re-checks under the lock."""
+    overbooking: booking.book re-checks under the lock."""
     add_hosts(env, 1)
     lease = base.host_lease(env, 'later', text(at(10)), text(at(11)))
     res_id = lease['reservations'][0]['id']
@@ -143,7 +165,7 @@ def test_a_pending_move_moves_every_class(env):
     rows = env.rows(models.LedgerBooking)
     assert len(rows) == 4
     assert {(r.start_date, r.end_date, r.span_level) for r in rows} == {
-        (at(5), at(7), ledger.span_level(at(5), at(7)))}
+        (at(5), at(7), windows.span_level(at(5), at(7)))}
 
 
 def test_registration_sets_the_ledger_inventory_and_ratios(env):

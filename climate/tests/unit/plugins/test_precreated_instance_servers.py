@@ -13,7 +13,7 @@ import pytest
 
 from climate import context
 from climate.db import api as db_api
-from climate.db import ledger
+from climate.db.ledger import inventory as ledger_inventory
 from climate.db import models
 from climate.db import servers
 from climate import exceptions
@@ -39,7 +39,7 @@ def server_bookings():
 def server_inventories():
     ctx = context.admin_context()
     with db_api.reader(ctx) as session:
-        return ledger.inventories_of(session, kind=servers.KIND)
+        return ledger_inventory.inventories_of(session, kind=servers.KIND)
 
 
 def add_gpu_host(env):

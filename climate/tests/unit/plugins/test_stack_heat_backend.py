@@ -3,6 +3,7 @@ and Neutron service clients): flavors, validation, an idempotent start
 and each end action."""
 
 import contextlib
+import datetime
 import json
 import types
 
@@ -20,6 +21,7 @@ from climate.conf import clients as clients_conf
 from climate import exceptions
 from climate.plugins.virtual_stack.backends import heat as heat_backend
 from climate.plugins.virtual_stack import plugin as stack_plugin
+from climate.plugins import values
 
 TEMPLATE = {
     'heat_template_version': '2018-08-31',
@@ -566,6 +568,37 @@ def test_an_update_failed_without_rollback_keeps_heats_reason(cloud):
         'UPDATE_FAILED', 'quota exceeded')
 
 
+def test_an_update_failed_just_now_waits_for_the_rollback_heat_begins(
+        cloud, monkeypatch):
+    """Heat marks a failed update UPDATE_FAILED, then begins the rollback
+    it was asked for: a busy engine shows the failure in between, which
+    is not the outcome."""
+    now = datetime.datetime(2026, 12, 2, 4, 38, 40)
+    monkeypatch.setattr(heat_backend.dates, 'utcnow', lambda: now)
+    failed = dict(stack('UPDATE_FAILED', 'Resource CREATE failed: boom'),
+                  disable_rollback=False, updated_time='2026-12-02T04:38:32Z')
+    seen = cloud(ScriptedHeat(failed))
+    assert update(seen, stack_status='UPDATE_IN_PROGRESS') == {}
+    assert seen.heat.made('events') == []
+    # the rollback begun, then done: its outcome, with the cause
+    seen.heat.current = dict(failed, stack_status='ROLLBACK_IN_PROGRESS')
+    assert update(seen, stack_status='UPDATE_IN_PROGRESS') == {
+        'stack_status': 'ROLLBACK_IN_PROGRESS'}
+    # one that never began within the bound is the outcome
+    seen.heat.current = failed
+    now += datetime.timedelta(seconds=heat_backend.ROLLBACK_BEGINS_WITHIN)
+    answer = update(seen, stack_status='UPDATE_IN_PROGRESS')
+    assert (answer['stack_status'], answer['stack_status_reason']) == (
+        'UPDATE_FAILED', 'Resource CREATE failed: boom')
+    # without a rollback asked (or a time to tell), failed is final at once
+    seen.heat.current = dict(failed, disable_rollback=True)
+    assert update(seen, stack_status='UPDATE_IN_PROGRESS')[
+        'stack_status'] == 'UPDATE_FAILED'
+    seen.heat.current = dict(failed, updated_time=None)
+    assert update(seen, stack_status='UPDATE_IN_PROGRESS')[
+        'stack_status'] == 'UPDATE_FAILED'
+
+
 def test_an_update_heat_refuses_is_failed_and_one_it_cannot_take_waits(
         cloud):
     seen = cloud(ScriptedHeat(stack('CREATE_COMPLETE')))
@@ -853,8 +886,17 @@ def test_the_plugin_ends_with_the_leases_project(monkeypatch):
     monkeypatch.setattr(stack_plugin.db_api, 'writer', writer)
     plugin = stack_plugin.VirtualStackPlugin()
     plugin._backend = Backend()
-    plugin.on_end(None, {'id': 'l1', 'project_id': 'p1'},
-                  {'id': 'r1', 'on_end': 'suspend'})
+    lease = values.Lease(
+        id='l1', name='l', project_id='p1', user_id='u1', trust_id=None,
+        status='ACTIVE', lease_type=None,
+        start_date=datetime.datetime(2030, 1, 1),
+        end_date=datetime.datetime(2030, 1, 2))
+    reservation = values.Reservation(
+        id='r1', lease_id='l1', resource_type='virtual:stack',
+        resource_id=None, status='active', part_of=None,
+        missing_resources=False, resources_changed=False,
+        params={'on_end': 'suspend'})
+    plugin.on_end(None, lease, reservation)
     assert got == [('p1', 'suspend')]
 
 

@@ -11,7 +11,9 @@ import pytest
 from climate import context
 from climate.db import api as db_api
 from climate.db import hosts as db_hosts
-from climate.db import ledger
+from climate.db.ledger import availability
+from climate.db.ledger import booking
+from climate.db.ledger import inventory as ledger_inventory
 from climate.db import models
 from climate import exceptions
 from climate.plugins.virtual_instance.backends import static
@@ -68,7 +70,8 @@ def ensure_inventory():
     registration already wrote it (it does once hosts book the ledger)."""
     ctx = context.admin_context()
     with db_api.writer(ctx) as session:
-        held = ledger.inventories_of(session, kind=ledger.COMPUTE_HOST)
+        held = ledger_inventory.inventories_of(
+            session, kind=ledger_inventory.COMPUTE_HOST)
         for host in session.query(models.ComputeHost).all():
             if str(host.id) in held:
                 continue
@@ -78,8 +81,8 @@ def ensure_inventory():
                                ('DISK_GB', host.local_gb)):
                 if total:
                     inv[cls] = {'total': total}
-            ledger.set_inventory(session, str(host.id), ledger.COMPUTE_HOST,
-                                 inv)
+            ledger_inventory.set_inventory(
+                session, str(host.id), ledger_inventory.COMPUTE_HOST, inv)
 
 
 @pytest.fixture
@@ -125,7 +128,7 @@ def units_of(res_id):
     1 VCPU each: the tests' shape unless said otherwise)."""
     ctx = context.admin_context()
     with db_api.reader(ctx) as session:
-        rows = ledger.bookings_of(session, res_id)
+        rows = booking.bookings_of(session, res_id)
     units = collections.Counter()
     for provider, cls, amount, _s, _e in rows:
         if cls == 'VCPU':
@@ -566,13 +569,13 @@ def test_availability_looks_past_its_first_horizon(env, monkeypatch):
              'duration': '2h', 'earliest_start': START, 'limit': 1,
              'latest_end': '2091-01-01 00:00'}
     reads = []
-    real = ledger.Outlook._read
+    real = availability.Outlook._read
 
     def counted(self, low, high):
         reads.append(high)
         return real(self, low, high)
 
-    monkeypatch.setattr(ledger.Outlook, '_read', counted)
+    monkeypatch.setattr(availability.Outlook, '_read', counted)
     resp = env.request('POST', '/v1/instances/availability', body=query,
                        version='1.3')
     assert resp.status_int == 200, resp.text

@@ -10,6 +10,7 @@ from climate import context
 from climate.db import api as db_api
 from climate.db import models
 from climate import exceptions
+from climate.plugins import values
 from climate.plugins.virtual_stack.backends import static
 from climate.tests import fixtures
 from climate.tests.unit.plugins import test_virtual_instance as base
@@ -567,7 +568,8 @@ def test_a_started_wake_stack_is_held_no_more_and_knows_its_hosts(
     owner, _parts = split(base.admin(env, 'GET', '/v1/leases/' + made['id'])
                           ['lease'])
     # nor one that read it pending, before the start
-    assert holding._follow(context.admin_context(), made,
+    assert holding._follow(context.admin_context(),
+                           values.Lease.from_view(made),
                            dict(owner, status='pending')) is False
     assert len(acted(env, 'hold')) == holds
     # the start saw where the instance part's slots are

@@ -10,7 +10,9 @@ import pytest
 
 from climate import context
 from climate.db import api as db_api
-from climate.db import ledger
+from climate.db.ledger import booking
+from climate.db.ledger import inventory
+from climate.db.ledger import slot_search
 from climate.db import models
 from climate.db import volume_pools as db_pools
 from climate.plugins.virtual_volume.backends import static
@@ -84,7 +86,7 @@ def held(res_id):
     """``{(provider, class): amount}`` the reservation books."""
     ctx = context.admin_context()
     with db_api.reader(ctx) as session:
-        rows = ledger.bookings_of(session, res_id)
+        rows = booking.bookings_of(session, res_id)
     out = {}
     for provider, cls, amount, _s, _e in rows:
         out[provider, cls] = out.get((provider, cls), 0) + amount
@@ -291,7 +293,7 @@ def test_a_request_no_pool_holds_is_refused_without_a_search(env,
 
     def search(*args, **kwargs):
         raise AssertionError('searched')
-    monkeypatch.setattr(ledger, 'place', search)
+    monkeypatch.setattr(slot_search, 'place', search)
     message = lease(env, 'x', volumes(60), expect=409)['error_message']
     assert 'at most 30 GB free on one of the 1 reservable pool(s) ' \
         'matching (of those with room for 60 more volume(s))' in message
@@ -398,7 +400,7 @@ def test_pool_registration_writes_its_ledger_inventory(env):
     assert pool['capacity_gb'] == 112
     ctx = context.admin_context()
     with db_api.reader(ctx) as session:
-        inv = ledger.inventories_of(session, kind=ledger.VOLUME_POOL)
+        inv = inventory.inventories_of(session, kind=inventory.VOLUME_POOL)
     provider = db_pools.provider(pool['id'])
     assert inv[provider]['VOLUME_GB'].total == 112
     assert inv[provider]['VOLUME'].total == 3
@@ -410,11 +412,12 @@ def test_pool_registration_writes_its_ledger_inventory(env):
     admin(env, 'PUT', '/v1/volume-pools/%d' % pool['id'],
           {'total_capacity_gb': 10})
     with db_api.reader(ctx) as session:
-        inv = ledger.inventories_of(session, kind=ledger.VOLUME_POOL)
+        inv = inventory.inventories_of(session, kind=inventory.VOLUME_POOL)
     assert inv[provider]['VOLUME_GB'].total == 11
     admin(env, 'DELETE', '/v1/volume-pools/%d' % pool['id'], expect=204)
     with db_api.reader(ctx) as session:
-        assert ledger.inventories_of(session, kind=ledger.VOLUME_POOL) == {}
+        assert inventory.inventories_of(
+            session, kind=inventory.VOLUME_POOL) == {}
 
 
 def test_pool_ids_never_meet_host_ids_in_the_ledger(env):

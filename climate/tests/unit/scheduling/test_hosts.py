@@ -2,6 +2,9 @@
 
 import datetime
 
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
 import pytest
 
 from climate.scheduling import hosts as sched
@@ -28,6 +31,51 @@ def test_best_fit_takes_the_snuggest_gap_then_the_lowest_id():
     assert sched.choose(candidates, start, end, 5) == [3, 5, 2, 4, 1]
     assert sched.choose(candidates, start, end, 2) == [3, 5]
     assert sched.choose([], start, end, 2) == []
+
+
+def test_among_equal_slack_awake_hosts_come_before_sleeping_ones():
+    start, end = at(10), at(12)
+    candidates = [
+        sched.Candidate(1),                    # open both sides
+        sched.Candidate(2),                    # open both sides
+        sched.Candidate(3, at(10), at(12)),    # exact fit, asleep
+        sched.Candidate(4, at(10), at(12)),    # exact fit
+        sched.Candidate(5),                    # open both sides
+    ]
+    # the fit comes first: a sleeping exact fit beats awake open hosts
+    assert sched.choose(candidates, start, end, 5, asleep={1, 3}) == \
+        [4, 3, 2, 5, 1]
+    assert sched.choose(candidates, start, end, 2, asleep={3}) == [4, 3]
+    # without it, or with nobody asleep: the lowest id breaks ties
+    assert sched.choose(candidates, start, end, 5) == [3, 4, 1, 2, 5]
+    assert sched.choose(candidates, start, end, 5, asleep=set()) == \
+        [3, 4, 1, 2, 5]
+
+
+candidates_st = st.lists(
+    st.tuples(st.one_of(st.none(), st.integers(0, 10)),
+              st.one_of(st.none(), st.integers(12, 22)), st.booleans()),
+    max_size=12)
+
+
+@settings(derandomize=True, max_examples=150, deadline=None, database=None)
+@given(candidates_st, st.integers(1, 12))
+def test_asleep_only_reorders_hosts_of_equal_slack(rows, count):
+    start, end = at(10), at(12)
+    candidates = [sched.Candidate(i, None if p is None else at(p),
+                                  None if n is None else at(n))
+                  for i, (p, n, _asleep) in enumerate(rows)]
+    asleep = {i for i, (_p, _n, sleeping) in enumerate(rows) if sleeping}
+    plain = sched.choose(candidates, start, end, count)
+    aware = sched.choose(candidates, start, end, count, asleep=asleep)
+    slack = {c.host_id: sched.slack(c, start, end) for c in candidates}
+    # the same fits, in the same order of fit
+    assert [slack[h] for h in aware] == [slack[h] for h in plain]
+    # among equal fits, awake hosts first, then the lowest id
+    keys = [(slack[h], h in asleep, h) for h in aware]
+    assert keys == sorted(keys)
+    # nobody asleep: the rule as it was
+    assert sched.choose(candidates, start, end, count, asleep=set()) == plain
 
 
 def test_earliest_window_when_hosts_free_up():

@@ -91,7 +91,7 @@ def _seconds(start, end):
 
 
 def _span_level(start, end):
-    """``climate.db.ledger.span_level`` in SQL: the bit length of the
+    """``climate.db.ledger.windows.span_level`` in SQL: the bit length of the
     window's length in seconds."""
     seconds = _seconds(start, end)
     return sa.case(*[(seconds < 2 ** level, level) for level in range(63)],

@@ -1,0 +1,304 @@
+"""The reservation API as the panels use it.
+
+A thin layer over Climate's own REST client (``climate.cli.client``): it
+builds the client from the Horizon request (the user's Keystone token and
+the catalog's ``reservation`` endpoint), wraps answers so that Horizon's
+tables can read them as attributes, and turns the client's errors into
+exceptions Horizon's ``exceptions.handle`` recognises while keeping the
+API's own message (a 409's "Not enough hosts available ..." is what the
+user needs to read, not "Unable to create the lease").
+"""
+
+import json
+
+from django.conf import settings
+from django.utils.translation import gettext_lazy as _
+from horizon import exceptions as horizon_exceptions
+from keystoneauth1 import session as ks_session
+from keystoneauth1 import token_endpoint
+from openstack_dashboard.api import base
+
+from climate.cli import client as climate_client
+
+SERVICE_TYPE = climate_client.SERVICE_TYPE
+USER_AGENT = 'climate-dashboard'
+
+
+# -- errors ---------------------------------------------------------------
+
+class ReservationError(Exception):
+    """An answer of the reservation API that was not a success.
+
+    ``message`` is the API's sentence, shown to the user as it is.
+    """
+
+    def __init__(self, message, status=None, request_id=None):
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.request_id = request_id
+
+    def __str__(self):
+        return self.message
+
+
+# Each class is also one of Horizon's, so that ``exceptions.handle`` shows
+# the message instead of re-raising an exception it does not know.
+class ReservationNotFound(ReservationError, horizon_exceptions.NotFound):
+    """404."""
+
+
+class ReservationConflict(ReservationError, horizon_exceptions.Conflict):
+    """409: not enough capacity, a quota, a lease in the wrong state."""
+
+
+class ReservationBadRequest(ReservationError,
+                            horizon_exceptions.BadRequest):
+    """400: input the API refused, with its reason."""
+
+
+class ReservationUnavailable(ReservationError,
+                             horizon_exceptions.NotAvailable):
+    """Any other failure: refused by policy, unreachable, a server
+    error."""
+
+
+_BY_STATUS = {404: ReservationNotFound, 409: ReservationConflict,
+              400: ReservationBadRequest}
+
+
+def translate_error(exc):
+    """The Horizon-aware exception of a client error."""
+    if isinstance(exc, climate_client.APIError):
+        cls = _BY_STATUS.get(exc.status, ReservationUnavailable)
+        return cls(exc.message, exc.status, exc.request_id)
+    return ReservationUnavailable(str(exc))
+
+
+class _Translating:
+    """Calls of a client manager, with its errors translated."""
+
+    def __init__(self, target):
+        self._target = target
+
+    def __getattr__(self, name):
+        method = getattr(self._target, name)
+
+        def call(*args, **kwargs):
+            try:
+                return method(*args, **kwargs)
+            except climate_client.ClientError as exc:
+                raise translate_error(exc) from exc
+        return call
+
+
+# -- the client -----------------------------------------------------------
+
+def endpoint_of(request):
+    """The API's URL in the catalog of the user's token."""
+    try:
+        return base.url_for(request, SERVICE_TYPE)
+    except horizon_exceptions.ServiceCatalogException:
+        # the panels are hidden then; a page reached anyway says why
+        raise ReservationUnavailable(
+            str(_('The service catalog has no %s endpoint.') %
+                SERVICE_TYPE))
+
+
+def session_of(request):
+    """A keystoneauth session that sends the user's token."""
+    auth = token_endpoint.Token(endpoint_of(request), request.user.token.id)
+    insecure = getattr(settings, 'OPENSTACK_SSL_NO_VERIFY', False)
+    cacert = getattr(settings, 'OPENSTACK_SSL_CACERT', None)
+    return ks_session.Session(auth=auth,
+                              verify=False if insecure else (cacert or True))
+
+
+class _Client:
+    """``climate.cli.client.Client``'s managers with translated errors."""
+
+    def __init__(self, raw):
+        self.raw = raw
+
+    def __getattr__(self, name):
+        return _Translating(getattr(self.raw, name))
+
+    def request(self, *args, **kwargs):
+        return _Translating(self.raw).request(*args, **kwargs)
+
+
+def client(request):
+    """The reservation API client of this Horizon request."""
+    raw = climate_client.Client(session_of(request), endpoint_of(request),
+                                user_agent=USER_AGENT)
+    return _Client(raw)
+
+
+# -- values the tables read -----------------------------------------------
+
+class Value:
+    """An API object (a dict) read as attributes, as Horizon's tables and
+    templates read their rows: ``lease.end_date``.
+
+    A field of ``OPTIONAL`` the answer lacks reads as None (older
+    microversions omit some); any other missing name is an
+    AttributeError, so that Horizon's ``hasattr`` checks (``to_dict``...)
+    stay false.
+    """
+
+    OPTIONAL = ()
+
+    def __init__(self, fields):
+        self.fields = dict(fields)
+
+    def __getattr__(self, name):
+        if name == 'fields':  # before __init__ set it (copy, pickle)
+            raise AttributeError(name)
+        if name in self.fields:
+            return self.fields[name]
+        if name in self.OPTIONAL:
+            return None
+        raise AttributeError(name)
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other.fields == self.fields
+
+    def __repr__(self):
+        return '%s(%r)' % (type(self).__name__, self.fields)
+
+
+class Lease(Value):
+    OPTIONAL = ('id', 'name', 'status', 'status_reason', 'lease_type',
+                'start_date', 'end_date', 'before_end_date', 'project_id',
+                'reservations', 'events', 'max_retries', 'retry_attempts',
+                'next_attempt_at', 'created_at', 'updated_at')
+
+    @property
+    def resource_types(self):
+        """The types of its reservations, e.g. ``physical:host``."""
+        return sorted({r.get('resource_type', '')
+                       for r in self.fields.get('reservations') or []})
+
+
+class Host(Value):
+    OPTIONAL = ('id', 'hypervisor_hostname', 'hypervisor_type', 'vcpus',
+                'memory_mb', 'local_gb', 'reservable')
+
+    @property
+    def name(self):
+        return self.fields.get('hypervisor_hostname') or \
+            self.fields.get('name')
+
+
+class Row(Value):
+    """A row of a table built here (a window, a usage total, a quota):
+    ``id`` is given, the rest is the dict's."""
+
+    def __init__(self, row_id, values):
+        super().__init__(dict(values, id=row_id))
+
+
+# -- leases ---------------------------------------------------------------
+
+def lease_list(request, marker=None, limit=None, sort_dir='desc',
+               status=None, name=None, time_from=None, time_to=None):
+    """``(leases, has_more)``: one page of the 1.1 listing.
+
+    One more lease than the page holds is asked for, so that the table
+    knows whether a next page exists without a second call.
+    """
+    asked = limit + 1 if limit else None
+    leases = client(request).leases.list(
+        limit=asked, marker=marker, sort_key='created_at',
+        sort_dir=sort_dir, status=status, name=name, time_from=time_from,
+        time_to=time_to, all_pages=False)
+    has_more = bool(limit) and len(leases) > limit
+    if has_more:
+        leases = leases[:limit]
+    return [Lease(lease) for lease in leases], has_more
+
+
+def lease_get(request, lease_id):
+    return Lease(client(request).leases.get(lease_id))
+
+
+def lease_create(request, body):
+    return Lease(client(request).leases.create(body))
+
+
+def lease_update(request, lease_id, body):
+    return Lease(client(request).leases.update(lease_id, body))
+
+
+def lease_delete(request, lease_id):
+    client(request).leases.delete(lease_id)
+
+
+# -- hosts (admin) --------------------------------------------------------
+
+def host_list(request):
+    return [Host(h) for h in client(request).hosts.list()]
+
+
+def host_get(request, host_id):
+    return Host(client(request).hosts.get(host_id))
+
+
+def host_create(request, name, extra=None):
+    body = dict(extra or {}, name=name)
+    return Host(client(request).hosts.create(body))
+
+
+def host_delete(request, host_id):
+    client(request).hosts.delete(host_id)
+
+
+# -- availability ---------------------------------------------------------
+
+def host_availability(request, count, duration, earliest_start=None,
+                      latest_end=None, hypervisor_properties=None,
+                      resource_properties=None, limit=None):
+    """When ``count`` matching hosts are free for ``duration`` (counts
+    and times only: the API shows a member no host)."""
+    query = {'count': count, 'duration': duration}
+    for key, value in (('earliest_start', earliest_start),
+                       ('latest_end', latest_end),
+                       ('hypervisor_properties', hypervisor_properties),
+                       ('resource_properties', resource_properties),
+                       ('limit', limit)):
+        if value:
+            query[key] = value
+    return client(request).hosts.availability(query)
+
+
+# -- usage, quotas, health ------------------------------------------------
+
+def usage_get(request, start=None, end=None):
+    """The user's project's reserved hours over a period (the current
+    month by default)."""
+    return client(request).usage.get(project_id=request.user.project_id,
+                                     start=start, end=end)
+
+
+def quota_get(request):
+    """The user's project's limits and what it holds against them."""
+    return client(request).quotas.get(request.user.project_id)
+
+
+def health_get(request):
+    """``/v1/health``'s report, a failing one included.
+
+    The API answers a failing check with 503 and the same report as the
+    body; the client hands that body over as the error's text.
+    """
+    try:
+        return client(request).request('GET', '/health')
+    except ReservationUnavailable as exc:
+        if exc.status == 503:
+            try:
+                report = json.loads(exc.message)
+            except ValueError:
+                raise exc
+            if isinstance(report, dict) and 'checks' in report:
+                return report
+        raise

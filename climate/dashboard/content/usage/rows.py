@@ -1,0 +1,56 @@
+"""The rows of the usage and quota tables, from the API's answers."""
+
+from django.utils.translation import gettext_lazy as _
+
+from climate.dashboard.api import climate as climate_api
+from climate.dashboard import display
+
+#: a limit the API gives as -1 or None: none
+UNLIMITED = (None, -1)
+
+
+def usage_rows(usage):
+    """One row per resource type and class of ``/v1/usage``'s totals."""
+    rows = []
+    for total in usage.get('totals') or []:
+        key = '%s/%s' % (total.get('resource_type'),
+                         total.get('resource_class'))
+        rows.append(climate_api.Row(key, total))
+    return rows
+
+
+def _limit(value, as_duration=False):
+    if value in UNLIMITED:
+        return _('No limit')
+    return display.hours(value) if as_duration else value
+
+
+def quota_rows(quota):
+    """What ``/v1/quotas/{project}`` limits, with what the project holds
+    against each limit."""
+    usage = quota.get('usage') or {}
+    held = usage.get('held_now') or {}
+    concurrent = quota.get('max_concurrent') or {}
+    rows = []
+    for cls in sorted(set(concurrent) | set(held)):
+        rows.append(climate_api.Row('concurrent/%s' % cls, {
+            'limit_name': _('%s reserved at once') % cls,
+            'limit': _limit(concurrent.get(cls)),
+            'used': held.get(cls, 0)}))
+    budget = quota.get('budget') or {}
+    spent = usage.get('budget_used') or {}
+    for cls in sorted(set(budget) | set(spent)):
+        rows.append(climate_api.Row('budget/%s' % cls, {
+            'limit_name': _('%(cls)s-hours per %(period)s') % {
+                'cls': cls, 'period': quota.get('budget_period')},
+            'limit': _limit(budget.get(cls)),
+            'used': spent.get(cls, 0)}))
+    rows.append(climate_api.Row('max_lease_duration', {
+        'limit_name': _('Longest lease'),
+        'limit': _limit(quota.get('max_lease_duration'), True),
+        'used': display.MISSING}))
+    rows.append(climate_api.Row('max_extension', {
+        'limit_name': _('Longest extension'),
+        'limit': _limit(quota.get('max_extension'), True),
+        'used': display.MISSING}))
+    return rows

@@ -1,0 +1,33 @@
+"""The Climate policy rules the panels check before showing a panel or an
+action (Horizon's ``policy_rules``).
+
+They are the rules of Climate's own policy (``climate/policies``) under
+the ``reservation`` scope: an operator who gives Horizon Climate's policy
+file (``POLICY_FILES['reservation']``) hides what the API would refuse.
+Without that file Horizon allows them, and the API still decides.
+"""
+
+SCOPE = 'reservation'
+
+
+def rules(*names):
+    """Horizon ``policy_rules`` of Climate rule names."""
+    return tuple((SCOPE, 'climate:%s' % name) for name in names)
+
+
+LEASE_LIST = rules('leases:list')
+LEASE_GET = rules('leases:get')
+LEASE_CREATE = rules('leases:create')
+LEASE_UPDATE = rules('leases:update')
+LEASE_DELETE = rules('leases:delete')
+HOST_AVAILABILITY = rules('oshosts:availability')
+HOST_LIST = rules('oshosts:get_all')
+HOST_CREATE = rules('oshosts:post')
+HOST_DELETE = rules('oshosts:delete')
+HEALTH = rules('health:get')
+USAGE = rules('usage:get')
+QUOTA = rules('quotas:get')
+
+#: what a panel of the reservation service needs in the user's catalog
+SERVICE_PERMISSION = 'openstack.services.reservation'
+ADMIN_PERMISSION = 'openstack.roles.admin'

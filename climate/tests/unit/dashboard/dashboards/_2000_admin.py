@@ -1,0 +1,2 @@
+DASHBOARD = 'admin'
+ADD_INSTALLED_APPS = ['openstack_dashboard.dashboards.admin']

@@ -1,0 +1,151 @@
+"""climate.dashboard.api.climate against the real API: Climate's WSGI
+application (ClimateEnvironment: SQLite, the manager in-process) served
+by its own server on 127.0.0.1, reached through keystoneauth with the
+user's token, as Horizon would."""
+
+import pytest
+
+from climate.dashboard.api import climate as climate_api
+from climate.tests import fixtures
+from climate.tests.unit.dashboard import identity
+from climate.tests.unit.dashboard import served
+
+FAR_START = '2090-01-01 12:00'
+FAR_END = '2090-01-01 18:00'
+
+
+@pytest.fixture(scope='module')
+def api():
+    with served.climate() as running:
+        yield running
+
+
+def _member(api, project='project-a'):
+    return identity.request(api[2], 'member', project)
+
+
+def _admin(api):
+    return identity.request(api[2], 'admin', 'admin-project')
+
+
+def test_the_user_token_reaches_the_api(api):
+    env, app, _url = api
+    lease = climate_api.lease_create(_member(api), fixtures.lease_body(
+        'token-check'))
+    assert app.tokens[-1] == 'member:project-a'
+    assert lease.name == 'token-check'
+    assert lease.project_id == 'project-a'
+    assert lease.resource_types == ['noop']
+
+
+def test_pages_of_leases_follow_the_marker(api):
+    request = _member(api, 'project-pages')
+    made = [climate_api.lease_create(request, fixtures.lease_body(
+        'page-%d' % i)).id for i in range(3)]
+    first, more = climate_api.lease_list(request, limit=2, sort_dir='asc')
+    assert more is True
+    assert len(first) == 2
+    second, more = climate_api.lease_list(request, limit=2, sort_dir='asc',
+                                          marker=first[-1].id)
+    assert more is False
+    # leases made in the same second are ordered by id: each once, all
+    # of them, over the two pages
+    assert sorted(lease.id for lease in first + second) == sorted(made)
+    # another project's leases are not this one's
+    assert climate_api.lease_list(_member(api, 'project-other'),
+                                  limit=10) == ([], False)
+
+
+def test_filters_are_the_apis(api):
+    request = _member(api, 'project-filters')
+    climate_api.lease_create(request, fixtures.lease_body('wanted'))
+    climate_api.lease_create(request, fixtures.lease_body('other'))
+    found, _more = climate_api.lease_list(request, limit=10, name='wanted')
+    assert [lease.name for lease in found] == ['wanted']
+
+
+def test_update_and_delete(api):
+    request = _member(api)
+    lease = climate_api.lease_create(request, fixtures.lease_body(
+        'to-change', start=FAR_START, end=FAR_END))
+    moved = climate_api.lease_update(request, lease.id,
+                                     {'prolong_for': '2h'})
+    assert moved.end_date.startswith('2090-01-01T20:00')
+    climate_api.lease_delete(request, lease.id)
+    with pytest.raises(climate_api.ReservationNotFound):
+        climate_api.lease_get(request, lease.id)
+
+
+def test_a_missing_lease_is_horizons_not_found_with_the_apis_message(api):
+    with pytest.raises(climate_api.ReservationNotFound) as caught:
+        climate_api.lease_get(_member(api), 'no-such-lease')
+    assert caught.value.status == 404
+    assert 'no-such-lease' in caught.value.message
+    from horizon import exceptions as horizon_exceptions
+    assert isinstance(caught.value, horizon_exceptions.NotFound)
+
+
+def test_not_enough_hosts_is_a_conflict_saying_when(api):
+    admin = _admin(api)
+    host = climate_api.host_create(admin, 'dash-compute-1',
+                                   {'vcpus': 8, 'memory_mb': 16384})
+    assert host.name == 'dash-compute-1'
+    assert 'dash-compute-1' in [h.name for h in
+                                climate_api.host_list(admin)]
+    body = {'name': 'too-many', 'start_date': FAR_START,
+            'end_date': FAR_END, 'events': [],
+            'reservations': [{'resource_type': 'physical:host',
+                              'min': 2, 'max': 2,
+                              'hypervisor_properties': '',
+                              'resource_properties': ''}]}
+    with pytest.raises(climate_api.ReservationConflict) as caught:
+        climate_api.lease_create(_member(api), body)
+    assert caught.value.status == 409
+    assert caught.value.message.startswith('Not enough hosts available')
+    # what Horizon shows is the API's sentence
+    assert str(caught.value) == caught.value.message
+
+
+def test_availability_counts_without_hosts(api):
+    admin = _admin(api)
+    climate_api.host_create(admin, 'dash-compute-2', {'vcpus': 4})
+    answer = climate_api.host_availability(
+        _member(api, 'project-search'), count=1, duration='1h',
+        earliest_start=FAR_START)
+    assert answer['windows'], answer
+    window = answer['windows'][0]
+    assert window['hosts_free'] >= 1
+    assert 'hosts' not in window  # counts and times only
+
+
+def test_usage_and_quota_of_the_users_project(api):
+    request = _member(api, 'project-usage')
+    usage = climate_api.usage_get(request)
+    assert usage['project_id'] == 'project-usage'
+    quota = climate_api.quota_get(request)
+    assert quota['project_id'] == 'project-usage'
+
+
+def test_health_is_for_admins(api):
+    report = climate_api.health_get(_admin(api))
+    assert report['status'] == 'ok'
+    assert set(report['checks']) == {'database', 'message_bus'}
+    with pytest.raises(climate_api.ReservationUnavailable) as caught:
+        climate_api.health_get(_member(api))
+    assert caught.value.status == 403
+
+
+def test_an_unreachable_api_is_said_plainly():
+    request = identity.request('http://127.0.0.1:%d' %
+                               fixtures.closed_port())
+    with pytest.raises(climate_api.ReservationUnavailable) as caught:
+        climate_api.lease_list(request, limit=1)
+    assert 'Cannot reach the reservation API' in caught.value.message
+
+
+def test_a_catalog_without_the_service_is_said_plainly():
+    request = identity.request('http://127.0.0.1:1')
+    request.user.service_catalog = []
+    with pytest.raises(climate_api.ReservationUnavailable) as caught:
+        climate_api.lease_list(request, limit=1)
+    assert 'no reservation endpoint' in caught.value.message

@@ -21,7 +21,15 @@ from climate.conf import webhooks
 
 CONF = cfg.CONF
 
-for _module in (paths, api, manager, clients, hosts, power, power_backends,
-                outages, volumes, floatingips, networks, stacks, webhooks,
-                quotas, leases, galera):
-    _module.register_opts(CONF)
+MODULES = (paths, api, manager, clients, hosts, power, power_backends,
+           outages, volumes, floatingips, networks, stacks, webhooks,
+           quotas, leases, galera)
+
+
+def register_opts(conf):
+    """Register every option Climate reads on ``conf``."""
+    for module in MODULES:
+        module.register_opts(conf)
+
+
+register_opts(CONF)

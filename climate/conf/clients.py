@@ -17,6 +17,8 @@ inventory = heat``).
 from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 
+from climate.conf import groups
+
 SERVICE_AUTH_GROUP = 'service_auth'
 NOVA_GROUP = 'nova'
 PLACEMENT_GROUP = 'placement'
@@ -119,27 +121,14 @@ def register_opts(conf):
     The auth plugin's own options (username, password, ...) are registered by
     keystoneauth1 when the plugin is loaded (``climate.clients.keystone``).
     """
-    conf.register_group(_fresh(service_auth_group))
+    groups.register(conf, service_auth_group, [])
     ks_loading.register_session_conf_options(conf, SERVICE_AUTH_GROUP)
     ks_loading.register_auth_conf_options(conf, SERVICE_AUTH_GROUP)
-    conf.register_group(_fresh(nova_group))
-    conf.register_opts(nova_opts, group=NOVA_GROUP)
-    conf.register_group(_fresh(placement_group))
-    conf.register_opts(placement_opts, group=PLACEMENT_GROUP)
-    conf.register_group(_fresh(cinder_group))
-    conf.register_opts(cinder_opts, group=CINDER_GROUP)
-    conf.register_group(_fresh(neutron_group))
-    conf.register_opts(neutron_opts, group=NEUTRON_GROUP)
-    conf.register_group(_fresh(heat_group))
-    conf.register_opts(heat_opts, group=HEAT_GROUP)
-
-
-def _fresh(group):
-    """A new OptGroup like ``group``: oslo.config keeps a registered
-    group's options (and their overrides) in the group object, copied
-    shallowly, so two ConfigOpts registering one OptGroup would share their
-    overrides."""
-    return cfg.OptGroup(group.name, title=group.title, help=group.help)
+    groups.register(conf, nova_group, nova_opts)
+    groups.register(conf, placement_group, placement_opts)
+    groups.register(conf, cinder_group, cinder_opts)
+    groups.register(conf, neutron_group, neutron_opts)
+    groups.register(conf, heat_group, heat_opts)
 
 
 def list_opts():

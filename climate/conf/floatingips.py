@@ -2,6 +2,8 @@
 
 from oslo_config import cfg
 
+from climate.conf import groups
+
 FLOATINGIPS_GROUP = 'floatingips'
 
 floatingips_group = cfg.OptGroup(FLOATINGIPS_GROUP,
@@ -23,11 +25,7 @@ floatingips_opts = [
 
 
 def register_opts(conf):
-    # a group object of its own: oslo.config keeps a group's overrides in
-    # it, so two ConfigOpts registering one would share them
-    conf.register_group(cfg.OptGroup(FLOATINGIPS_GROUP,
-                                     title=floatingips_group.title))
-    conf.register_opts(floatingips_opts, group=FLOATINGIPS_GROUP)
+    groups.register(conf, floatingips_group, floatingips_opts)
 
 
 def list_opts():

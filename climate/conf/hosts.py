@@ -2,6 +2,8 @@
 
 from oslo_config import cfg
 
+from climate.conf import groups
+
 HOSTS_GROUP = 'hosts'
 
 hosts_group = cfg.OptGroup(HOSTS_GROUP, title='Compute host reservations')
@@ -32,8 +34,7 @@ hosts_opts = [
 
 
 def register_opts(conf):
-    conf.register_group(hosts_group)
-    conf.register_opts(hosts_opts, group=hosts_group)
+    groups.register(conf, hosts_group, hosts_opts)
 
 
 def list_opts():

@@ -5,6 +5,8 @@ hunts hosts (``climate.manager.workers.hunts``)."""
 
 from oslo_config import cfg
 
+from climate.conf import groups
+
 LEASES_GROUP = 'leases'
 
 leases_group = cfg.OptGroup(
@@ -50,8 +52,7 @@ leases_opts = [
 
 
 def register_opts(conf):
-    conf.register_group(leases_group)
-    conf.register_opts(leases_opts, group=leases_group)
+    groups.register(conf, leases_group, leases_opts)
 
 
 def list_opts():

@@ -2,6 +2,8 @@
 
 from oslo_config import cfg
 
+from climate.conf import groups
+
 NETWORKS_GROUP = 'networks'
 
 networks_group = cfg.OptGroup(NETWORKS_GROUP,
@@ -21,10 +23,7 @@ networks_opts = [
 
 
 def register_opts(conf):
-    # a group object of its own (see climate.conf.floatingips)
-    conf.register_group(cfg.OptGroup(NETWORKS_GROUP,
-                                     title=networks_group.title))
-    conf.register_opts(networks_opts, group=NETWORKS_GROUP)
+    groups.register(conf, networks_group, networks_opts)
 
 
 def list_opts():

@@ -5,6 +5,8 @@ options (how a host is powered) are not here."""
 
 from oslo_config import cfg
 
+from climate.conf import groups
+
 POWER_GROUP = 'power'
 
 power_group = cfg.OptGroup(
@@ -58,8 +60,7 @@ power_opts = [
 
 
 def register_opts(conf):
-    conf.register_group(power_group)
-    conf.register_opts(power_opts, group=power_group)
+    groups.register(conf, power_group, power_opts)
 
 
 def list_opts():

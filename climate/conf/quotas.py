@@ -4,6 +4,8 @@ defaults of every project without its own (``/v1/quotas``, microversion
 
 from oslo_config import cfg
 
+from climate.conf import groups
+
 QUOTAS_GROUP = 'quotas'
 
 quotas_group = cfg.OptGroup(
@@ -46,8 +48,7 @@ quotas_opts = [
 
 
 def register_opts(conf):
-    conf.register_group(quotas_group)
-    conf.register_opts(quotas_opts, group=quotas_group)
+    groups.register(conf, quotas_group, quotas_opts)
 
 
 def list_opts():

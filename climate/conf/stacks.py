@@ -2,6 +2,8 @@
 
 from oslo_config import cfg
 
+from climate.conf import groups
+
 STACKS_GROUP = 'stacks'
 
 stacks_group = cfg.OptGroup(STACKS_GROUP, title='Heat stack reservations')
@@ -32,8 +34,7 @@ stacks_opts = [
 
 
 def register_opts(conf):
-    conf.register_group(stacks_group)
-    conf.register_opts(stacks_opts, group=stacks_group)
+    groups.register(conf, stacks_group, stacks_opts)
 
 
 def list_opts():

@@ -2,6 +2,8 @@
 
 from oslo_config import cfg
 
+from climate.conf import groups
+
 VOLUMES_GROUP = 'volumes'
 
 volumes_group = cfg.OptGroup(VOLUMES_GROUP, title='Volume reservations')
@@ -26,8 +28,7 @@ volumes_opts = [
 
 
 def register_opts(conf):
-    conf.register_group(volumes_group)
-    conf.register_opts(volumes_opts, group=volumes_group)
+    groups.register(conf, volumes_group, volumes_opts)
 
 
 def list_opts():

@@ -2,6 +2,8 @@
 
 from oslo_config import cfg
 
+from climate.conf import groups
+
 WEBHOOKS_GROUP = 'webhooks'
 
 webhooks_group = cfg.OptGroup(
@@ -45,8 +47,7 @@ webhooks_opts = [
 
 
 def register_opts(conf):
-    conf.register_group(webhooks_group)
-    conf.register_opts(webhooks_opts, group=webhooks_group)
+    groups.register(conf, webhooks_group, webhooks_opts)
 
 
 def list_opts():

@@ -194,11 +194,31 @@ def public_network(sess):
     """The external network and its subnet: Neutron's allocation pool is the first half of
     CC_PUBLIC_CIDR, the second half is for addresses registered to Climate."""
     net_api = api(sess, "network")
-    found = net_api.get("/v2.0/networks", params={"name": plan.PUBLIC_NET}).json()["networks"]
-    net = found[0] if found else net_api.post("/v2.0/networks", json={"network": {
-        "name": plan.PUBLIC_NET, "router:external": True, "shared": False,
-        "provider:network_type": "flat", "provider:physical_network": plan.PUBLIC_NET}}
-        ).json()["network"]
+
+    def listed():
+        found = net_api.get("/v2.0/networks",
+                            params={"name": plan.PUBLIC_NET}).json()["networks"]
+        return found[0] if found else None
+
+    net = listed()
+    if net is None:
+        made = net_api.post("/v2.0/networks", raise_exc=False, json={"network": {
+            "name": plan.PUBLIC_NET, "router:external": True, "shared": False,
+            "provider:network_type": "flat", "provider:physical_network": plan.PUBLIC_NET}})
+        if made.status_code == 409:
+            # the flat physical network is taken: the network exists, and a listing made
+            # while a restarted neutron-server was still starting missed it (seen once)
+            seen = {}
+
+            def listed_now():
+                seen["net"] = listed()
+                return seen["net"] is not None or "not listed yet"
+            wait("the public network listed", listed_now, ["neutron"], timeout=60)
+            net = seen["net"]
+        elif made.status_code >= 400:
+            raise ks_exc.from_response(made, "POST", "/v2.0/networks")
+        else:
+            net = made.json()["network"]
     if not net_api.get("/v2.0/subnets", params={"network_id": net["id"]}).json()["subnets"]:
         cidr = E.get("CC_PUBLIC_CIDR", "203.0.113.0/24")
         gateway, start, end = plan.public_subnet(cidr)

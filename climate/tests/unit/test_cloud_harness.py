@@ -352,3 +352,71 @@ def test_openrc_of_an_unknown_user_fails():
     assert 'export OS_USERNAME=alt\n' in cli.openrc_text(resolved(), 'alt')
     with pytest.raises(SystemExit):
         cli.openrc_text(resolved(), 'nobody')
+
+
+class _Answer:
+    def __init__(self, status, body):
+        self.status_code, self._body = status, body
+        self.headers, self.text = {}, json.dumps(body)
+
+    def json(self):
+        return self._body
+
+
+class _NetworkAPI:
+    """Neutron as ``public_network`` sees it: answers in order."""
+
+    def __init__(self, answers):
+        self.answers, self.calls = list(answers), []
+
+    def _next(self, method, path, **kw):
+        self.calls.append((method, path))
+        answer = self.answers.pop(0)
+        assert answer[0] == (method, path), (answer[0], method, path)
+        return _Answer(*answer[1])
+
+    def get(self, path, **kw):
+        return self._next('GET', path, **kw)
+
+    def post(self, path, **kw):
+        return self._next('POST', path, **kw)
+
+
+@pytest.fixture
+def cloud_api(monkeypatch, tmp_path):
+    for name, value in (('CC_AUTH_URL', 'http://127.0.0.1:5000/v3'), ('CC_REGION', 'R'),
+                        ('CC_SERVICES', 'neutron'), ('CC_COMPUTE_HOSTS', ''),
+                        ('CC_RUN', str(tmp_path)), ('CC_LOGS', str(tmp_path))):
+        monkeypatch.setenv(name, value)
+    sys.path.insert(0, TOOLS)
+    try:
+        from cloud_harness import cloud_api as module
+    finally:
+        sys.path.remove(TOOLS)
+    monkeypatch.setattr(module.time, 'sleep', lambda s: None)
+    monkeypatch.setattr(module.pidfiles, 'alive', lambda run, name: True)
+    return module
+
+
+def test_a_public_network_a_listing_missed_is_read_again(cloud_api, monkeypatch):
+    net = {'id': 'n1', 'name': 'public'}
+    fake = _NetworkAPI([
+        (('GET', '/v2.0/networks'), (200, {'networks': []})),
+        # the flat physical network is in use: the network exists
+        (('POST', '/v2.0/networks'), (409, {'NeutronError': {'type': 'FlatNetworkInUse'}})),
+        (('GET', '/v2.0/networks'), (200, {'networks': []})),
+        (('GET', '/v2.0/networks'), (200, {'networks': [net]})),
+        (('GET', '/v2.0/subnets'), (200, {'subnets': [{'id': 's1'}]}))])
+    monkeypatch.setattr(cloud_api, 'api', lambda sess, kind: fake)
+    cloud_api.public_network(None)
+    assert fake.answers == []
+    assert fake.calls.count(('POST', '/v2.0/networks')) == 1
+
+
+def test_another_refused_public_network_fails(cloud_api, monkeypatch):
+    fake = _NetworkAPI([
+        (('GET', '/v2.0/networks'), (200, {'networks': []})),
+        (('POST', '/v2.0/networks'), (400, {'NeutronError': {'message': 'bad'}}))])
+    monkeypatch.setattr(cloud_api, 'api', lambda sess, kind: fake)
+    with pytest.raises(cloud_api.ks_exc.BadRequest):
+        cloud_api.public_network(None)

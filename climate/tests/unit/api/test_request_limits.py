@@ -197,23 +197,20 @@ def test_a_chunked_body_up_to_the_limit_is_read_and_decoded(api, size):
 def test_one_byte_chunks_are_refused_in_bounded_time(api):
     """cheroot counts the framing against its own limit (twice the API's);
     tiny chunks cost it a Python call each, so the refusal must still come
-    quickly."""
+    while the client is sending, not after it has sent everything.  (The
+    time is printed, not asserted: a bound in seconds fails on a loaded
+    machine, the bytes taken do not depend on its speed.)"""
     started = time.monotonic()
+    batch = b'1\r\n \r\n' * 4096  # 1-byte chunks, sent 4,096 at a time
+    batches = 2 * LIMIT // 4096
     with _connect(api) as sock:
         sock.sendall(_head(headers=[('Transfer-Encoding', 'chunked')]))
-
-        def pieces():
-            # 1-byte chunks, sent 4,096 at a time
-            batch = b'1\r\n \r\n' * 4096
-            for _ in range(2 * LIMIT // 4096):
-                yield batch
-
-        sent = _stream(sock, pieces())
+        sent = _stream(sock, (batch for _ in range(batches)))
         status, _, body = _read_response(sock)
     elapsed = time.monotonic() - started
     print('1-byte chunks: sent %.1f MiB, %.2f s' % (sent / 2 ** 20, elapsed))
     _assert_too_large(status, body)
-    assert elapsed < 30
+    assert sent < min(SENT_BOUND, batches * len(batch))
 
 
 def test_a_malformed_chunk_size_is_400_and_closes_the_connection(api):

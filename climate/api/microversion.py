@@ -34,6 +34,9 @@ History (also in doc/source/api-microversions.rst):
   states ``INACTIVE``, ``WAITING``, ``EXHAUSTED``, ``IN_PROGRESS`` and
   ``TIMEDOUT`` (shown to older clients as Blazar's ``PENDING``,
   ``STARTING`` or ``ERROR``).
+* 1.12 - ``GET /v1/os-hosts/power`` (each host's power state as the power
+  planner keeps it) and ``GET /v1/os-hosts/{id}/power`` (one host's state,
+  its history over a period and the energy its power-offs saved).
 """
 
 import re
@@ -47,7 +50,7 @@ HEADER = 'OpenStack-API-Version'
 ENVIRON_KEY = 'climate.microversion'
 
 VERSIONS = ('1.0', '1.1', '1.2', '1.3', '1.4', '1.5', '1.6', '1.7', '1.8',
-            '1.9', '1.10', '1.11')
+            '1.9', '1.10', '1.11', '1.12')
 MIN = VERSIONS[0]
 MAX = VERSIONS[-1]
 

@@ -42,6 +42,8 @@ QUOTAS_VERSION = '1.9'
 BILLING_VERSION = '1.10'
 # 1.11: lease types, and their states shown as they are
 LEASE_TYPES_VERSION = '1.11'
+# 1.12: the hosts' power states, history and energy saved
+POWER_VERSION = '1.12'
 PRECREATED_FIELDS = ('server_id', 'server', 'on_end')
 LEASE_TYPE_FIELDS = ('lease_type', 'max_retries')
 
@@ -238,6 +240,18 @@ class Hosts(_Manager):
     def allocation(self, host_id):
         return self._call('GET', '/os-hosts/%s/allocation' %
                           _quote(host_id))['allocation']
+
+    def power_list(self):
+        """Every host's power state, as the power planner keeps it."""
+        return self._call('GET', '/os-hosts/power',
+                          version=POWER_VERSION)['hosts_power']
+
+    def power(self, host_id, start=None, end=None):
+        """One host's power state, history and energy saved over
+        ``[start, end)`` (the server's default: the last 7 days)."""
+        params = {k: v for k, v in (('start', start), ('end', end)) if v}
+        return self._call('GET', '/os-hosts/%s/power' % _quote(host_id),
+                          params=params, version=POWER_VERSION)['host_power']
 
     def properties(self, detail=False, all_properties=False):
         params = {}

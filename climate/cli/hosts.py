@@ -1,5 +1,6 @@
 """Host commands (Blazar's os-hosts API): host-create, -list, -show,
--update, -delete, host-allocation-list, host-property-list/-set."""
+-update, -delete, host-allocation-list, host-property-list/-set; and
+host-power-list/-show (microversion 1.12: the power planner's states)."""
 
 from cliff import command
 from cliff import lister
@@ -155,6 +156,66 @@ class ListHostAllocations(lister.Lister):
         rows.sort(key=lambda r: (str(r[1]), str(r[4])))
         return (('host_id', 'hypervisor_hostname', 'lease_id',
                  'reservation_id', 'start_date', 'end_date'), rows)
+
+
+POWER_COLUMNS = ('host_id', 'hypervisor_hostname', 'state', 'since',
+                 'boot_seconds', 'need_at', 'last_error')
+POWER_FIELDS = POWER_COLUMNS + ('error_at', 'start', 'end', 'hours_off',
+                                'kwh_saved', 'idle_watts', 'history')
+
+
+def _power_row(power):
+    return dict(power, since=common.short_date(power.get('since')),
+                need_at=common.short_date(power.get('need_at')),
+                error_at=common.short_date(power.get('error_at')))
+
+
+def _history_text(history):
+    """One line per interval: ``off  2030-01-10 06:00:00 .. 09:00:00``
+    (the end's date said only when it is another day)."""
+    lines = []
+    for entry in history:
+        start = common.short_date(entry['start'])
+        end = common.short_date(entry['end'])
+        if end[:10] == start[:10]:
+            end = end[11:]
+        lines.append('%-7s %s .. %s' % (entry['state'], start, end))
+    return '\n'.join(lines) or '(none in the period)'
+
+
+class ListHostPower(lister.Lister):
+    """List every host's power state, as the power planner keeps it."""
+
+    def take_action(self, args):
+        hosts = common.client_of(self).hosts.power_list()
+        return common.list_items([_power_row(h) for h in hosts],
+                                 POWER_COLUMNS)
+
+
+class ShowHostPower(show.ShowOne):
+    """Show a host's power state, its history and the energy it saved."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('host', metavar='<host>',
+                            help='Name or id of the host')
+        common.add_period(parser, 'Start of the history (default: 7 days '
+                                  'ago)', 'End of the history (default: now)')
+        return parser
+
+    def take_action(self, args):
+        client = common.client_of(self)
+        host = client.hosts.find(args.host)
+        power = _power_row(client.hosts.power(host['id'], start=args.start,
+                                              end=args.end))
+        energy = power.pop('energy')
+        power.update(hours_off=energy['hours_off'],
+                     kwh_saved=energy['kwh_saved'],
+                     idle_watts=energy['idle_watts'],
+                     start=common.short_date(power['start']),
+                     end=common.short_date(power['end']))
+        return common.show_item(power, POWER_FIELDS,
+                                {'history': _history_text})
 
 
 class ListHostProperties(lister.Lister):

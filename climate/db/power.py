@@ -163,3 +163,16 @@ def intervals(ctx, state, since, until):
             found[host_id].append((max(start, since), until if end is None
                                    else min(end, until)))
     return dict(found)
+
+
+def history(ctx, host_id, since, until):
+    """``[(state, start, end)]`` of ``host_id``'s history intervals
+    overlapping ``[since, until)``, oldest first, as stored (``end`` None:
+    the state it is in now)."""
+    with db_api.reader(ctx) as session:
+        return [tuple(row) for row in session.execute(sa.select(
+            History.state, History.started_at, History.ended_at).where(
+            History.host_id == host_id, History.started_at < until,
+            sa.or_(History.ended_at.is_(None),
+                   History.ended_at > since)).order_by(
+            History.started_at))]

@@ -11,6 +11,7 @@ from oslo_log import log as logging
 
 from climate import context as climate_context
 from climate import exceptions
+from climate.manager import host_power
 from climate.manager.workers import periodic
 from climate.plugins.physical_host import inventory as host_inventory
 
@@ -30,12 +31,15 @@ class HostsEndpoint:
         self._plugins = plugins
         self._inventory = None
 
+    def _plugin(self):
+        """The loaded host plugin; NotFound (404) when none is."""
+        return self._plugins.enabled(RESOURCE_TYPE, 'Host',
+                                     'physical.host.plugin')
+
     @property
     def inventory(self):
         if self._inventory is None:
-            self._inventory = host_inventory.Inventory(
-                self._plugins.enabled(RESOURCE_TYPE, 'Host',
-                                      'physical.host.plugin'))
+            self._inventory = host_inventory.Inventory(self._plugin())
         return self._inventory
 
     @_user_errors
@@ -71,6 +75,16 @@ class HostsEndpoint:
                         reservation_id=None):
         return self.inventory.allocation(ctx, host_id, lease_id,
                                          reservation_id)
+
+    @_user_errors
+    def host_power_list(self, ctx):
+        self._plugin()
+        return host_power.power_list(ctx)
+
+    @_user_errors
+    def host_power_get(self, ctx, host_id, query):
+        self._plugin()
+        return host_power.power_get(ctx, host_id, query)
 
     @_user_errors
     def host_properties(self, ctx, detail=False, include_private=False):

@@ -379,6 +379,13 @@ class ManagerAPI:
         return self._call(ctx, 'host_allocation', host_id=host_id,
                           lease_id=lease_id, reservation_id=reservation_id)
 
+    def host_power_list(self, ctx):
+        return self._call(ctx, 'host_power_list')
+
+    def host_power_get(self, ctx, host_id, query):
+        return self._call(ctx, 'host_power_get', host_id=host_id,
+                          query=query)
+
     def host_properties(self, ctx, detail=False, include_private=False):
         return self._call(ctx, 'host_properties', detail=detail,
                           include_private=include_private)

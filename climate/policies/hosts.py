@@ -28,6 +28,11 @@ rules = [
           HOSTS + '/allocations', 'GET'),
     _rule('allocation:get', 'Show the reservations holding a host.',
           HOSTS + '/{host_id}/allocation', 'GET'),
+    _rule('power:get_all', "List every host's power state as the power "
+          'planner keeps it (microversion 1.12).', HOSTS + '/power', 'GET'),
+    _rule('power:get', "Show a host's power state, its history over a "
+          'period and the energy its power-offs saved (microversion 1.12).',
+          HOSTS + '/{host_id}/power', 'GET'),
     _rule('properties:get', 'List host properties (private ones too).',
           HOSTS + '/properties', 'GET'),
     _rule('properties:patch', 'Make a host property private or public.',

@@ -14,7 +14,8 @@ The walk follows pecan's conventions as Climate's controllers use them:
   ``put``, ``patch`` and ``delete`` at ``path/{id}``, each
   ``_custom_actions`` entry at ``path/action``, and each controller
   attribute at ``path/attribute`` -- or at ``path/{id}/attribute`` when
-  its ``get_all`` takes the parent's id.
+  its ``get_all`` takes the parent's id, and at both when it takes
+  ``*ids``.
 
 Path parameters are spelled ``{}`` here: the reference names them.
 """
@@ -42,6 +43,13 @@ def _positional(function):
     """The parameters of a controller method besides ``self``."""
     return [p for p in inspect.signature(function).parameters.values()
             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def _any_ids(function):
+    """Whether a controller method takes ``*ids``: it answers below the
+    parent's collection and below each of its items alike."""
+    return any(p.kind == p.VAR_POSITIONAL
+               for p in inspect.signature(function).parameters.values())
 
 
 def _children(controller):
@@ -74,7 +82,9 @@ def _rest(controller, path):
     for name, child in _children(controller):
         below = '%s/%s' % (path, name)
         get_all = _exposed(child, 'get_all')
-        if get_all is not None and _positional(get_all):
+        if get_all is not None and _any_ids(get_all):
+            found |= walk(child, '%s/%s/%s' % (path, ITEM, name))
+        elif get_all is not None and _positional(get_all):
             below = '%s/%s/%s' % (path, ITEM, name)
         found |= walk(child, below)
     return found

@@ -167,6 +167,10 @@ SCENARIO = [
          200, persona=ADMIN),
     Step('hosts/host-allocation-show', 'GET',
          '/v1/os-hosts/{host_id}/allocation', 200, persona=ADMIN),
+    Step('hosts/hosts-power-list', 'GET', '/v1/os-hosts/power', 200,
+         persona=ADMIN),
+    Step('hosts/host-power-show', 'GET', '/v1/os-hosts/{host_id}/power',
+         200, persona=ADMIN),
     Step('volume-pools/volume-pool-allocations-list', 'GET',
          '/v1/volume-pools/allocations', 200, persona=ADMIN),
     # -- availability ---------------------------------------------------------

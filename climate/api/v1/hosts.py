@@ -7,6 +7,9 @@ Routes (admin only unless said otherwise; see doc/source/hosts.rst):
   (``lease_id`` / ``reservation_id`` filters);
 * ``GET /v1/os-hosts/properties`` (``detail``, ``all``) and ``PATCH
   /v1/os-hosts/properties/{name}``;
+* microversion 1.12: ``GET /v1/os-hosts/power`` and ``GET
+  /v1/os-hosts/{id}/power`` (``start``, ``end``): power states, one host's
+  history and the energy saved (doc/source/energy.rst);
 * microversion 1.2, any project reader: ``POST /v1/os-hosts/availability``
   and ``POST /v1/os-hosts/timeline`` (a JSON body, since filters are JSON).
 """
@@ -21,6 +24,7 @@ from climate import exceptions
 from climate import policy
 
 AVAILABILITY_VERSION = microversion.Version.parse('1.2')
+POWER_VERSION = microversion.Version.parse('1.12')
 _TRUE = ('1', 'true', 'yes', 'on')
 
 
@@ -67,6 +71,25 @@ class HostAllocationController(rest.RestController):
         return {'allocation': _rpc().host_allocation(ctx, host_id, **params)}
 
 
+class PowerController(rest.RestController):
+    """``/v1/os-hosts/power`` and ``/v1/os-hosts/{id}/power``."""
+
+    # ``*ids``: pecan answers 404 to a path missing an argument the
+    # method names (``/os-hosts/power`` for ``get_all(host_id)``); the
+    # host's id is the parent's routing argument, when there is one
+    @pecan.expose('json')
+    def get_all(self, *ids):
+        microversion.require(pecan.request, POWER_VERSION)
+        host_id = ids[0] if ids else None
+        if host_id is None:
+            ctx = _authorize('power:get_all')
+            inventory.query(())
+            return {'hosts_power': _rpc().host_power_list(ctx)}
+        ctx = _authorize('power:get')
+        query = inventory.query(('start', 'end'))
+        return {'host_power': _rpc().host_power_get(ctx, host_id, query)}
+
+
 class PropertiesController(rest.RestController):
     """``/v1/os-hosts/properties``."""
 
@@ -94,6 +117,7 @@ class HostsController(rest.RestController):
     allocations = AllocationsController()
     allocation = HostAllocationController()
     properties = PropertiesController()
+    power = PowerController()
     _custom_actions = {'availability': ['POST'], 'timeline': ['POST']}
 
     @pecan.expose('json')

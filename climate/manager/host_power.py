@@ -1,0 +1,91 @@
+"""What ``GET /v1/os-hosts/power`` and ``GET /v1/os-hosts/{id}/power``
+answer (microversion 1.12, administrators; doc/source/energy.rst).
+
+The list is every host with the power state the planner
+(``climate.manager.workers.power``) keeps for it: since when, its measured
+boot, the booking start a waking host must be up by, and the last power
+action that failed.  A host the planner never looked at is ``unknown``
+since nothing: the planner is off (``[power] enabled``), or the host came
+after its last pass.
+
+One host adds its history over a period (``start``, ``end``: the last 7
+days by default), each interval cut to the period and to now, and what the
+off intervals saved: host-hours off and kWh at ``[power] idle_watts``.
+"""
+
+import datetime
+
+from oslo_config import cfg
+
+from climate import dates
+from climate.db import hosts as db_hosts
+from climate.db import power as db_power
+from climate.manager import usage
+from climate.scheduling import power as power_plan
+
+CONF = cfg.CONF
+
+PARAMS = ('start', 'end')
+DEFAULT_PERIOD = datetime.timedelta(days=7)
+
+
+def _when(value):
+    return None if value is None else dates.format(value)
+
+
+def state_view(row, record):
+    """The API's view of host ``row``'s power :data:`db_power.Record`
+    (None: never seen by the planner)."""
+    view = {'host_id': str(row.id),
+            'hypervisor_hostname': row.hypervisor_hostname}
+    if record is None:
+        view.update(state=db_power.UNKNOWN, since=None, boot_seconds=None,
+                    need_at=None, last_error=None, error_at=None)
+        return view
+    view.update(state=record.state, since=_when(record.since),
+                boot_seconds=record.boot_seconds,
+                need_at=_when(record.need_at), last_error=record.last_error,
+                error_at=_when(record.error_at))
+    return view
+
+
+def power_list(ctx):
+    """Every host's :func:`state_view`, by id."""
+    held = db_power.records(ctx)
+    return [state_view(row, held.get(row.id))
+            for row, _caps in db_hosts.host_list(ctx)]
+
+
+def power_get(ctx, host_id, query):
+    """One host's :func:`state_view` with its ``history`` and ``energy``
+    over the query's period.
+
+    :raises HostNotFound: no such host (404).
+    :raises InvalidInput: an unknown parameter, a bad date, an end not
+        after the start (400).
+    """
+    usage.refuse_unknown(query, PARAMS)
+    now = dates.utcnow()
+    start, end = usage.period(query, now, (now - DEFAULT_PERIOD, now))
+    row = db_hosts.host_row(ctx, host_id)
+    view = state_view(row, db_power.records(ctx).get(row.id))
+    # what is past: the future has no history yet
+    until = max(start, min(end, now))
+    history, off = [], []
+    for state, began, ended in db_power.history(ctx, row.id, start, end):
+        began, ended = max(began, start), until if ended is None else min(
+            ended, until)
+        if ended <= began:
+            continue
+        history.append({'state': state, 'start': dates.format(began),
+                        'end': dates.format(ended)})
+        if state == db_power.OFF:
+            off.append((began, ended))
+    saved = power_plan.tally({row.id: off}, start, until,
+                             CONF.power.idle_watts)
+    view.update(start=dates.format(start), end=dates.format(end),
+                history=history,
+                energy={'hours_off': round(saved.host_hours_off, 3),
+                        'kwh_saved': round(saved.kwh_saved, 3),
+                        'idle_watts': CONF.power.idle_watts})
+    return view

@@ -17,6 +17,11 @@ SHOW_FIELDS = ('id', 'hypervisor_hostname', 'service_name', 'vcpus',
                'updated_at')
 
 
+def _host_argument(parser):
+    parser.add_argument('host', metavar='<host>',
+                        help='Name or id of the host')
+
+
 class CreateHost(show.ShowOne):
     """Add a host to the reservable inventory."""
 
@@ -59,8 +64,7 @@ class ShowHost(show.ShowOne):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument('host', metavar='<host>',
-                            help='Name or id of the host')
+        _host_argument(parser)
         return parser
 
     def take_action(self, args):
@@ -73,8 +77,7 @@ class UpdateHost(show.ShowOne):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument('host', metavar='<host>',
-                            help='Name or id of the host')
+        _host_argument(parser)
         parser.add_argument(
             '--extra', metavar='<key=value>', action='append', default=[],
             help='Set a property (repeatable)')
@@ -197,8 +200,7 @@ class ShowHostPower(show.ShowOne):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument('host', metavar='<host>',
-                            help='Name or id of the host')
+        _host_argument(parser)
         common.add_period(parser, 'Start of the history (default: 7 days '
                                   'ago)', 'End of the history (default: now)')
         return parser

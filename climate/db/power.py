@@ -67,6 +67,13 @@ def records(ctx):
                 session.execute(sa.select(Power)).scalars()}
 
 
+def record(ctx, host_id):
+    """The :data:`Record` of ``host_id``, or None (never planned)."""
+    with db_api.reader(ctx) as session:
+        row = session.get(Power, host_id)
+        return None if row is None else _record(row)
+
+
 def read_inputs(ctx, now, horizon):
     """The :data:`Inputs` of a pass at ``now``.
 
@@ -156,23 +163,35 @@ def intervals(ctx, state, since, until):
     with db_api.reader(ctx) as session:
         for host_id, start, end in session.execute(sa.select(
                 History.host_id, History.started_at, History.ended_at).where(
-                History.state == state, History.started_at < until,
-                sa.or_(History.ended_at.is_(None),
-                       History.ended_at > since)).order_by(
+                History.state == state, _overlapping(since, until)).order_by(
                 History.host_id, History.started_at)):
-            found[host_id].append((max(start, since), until if end is None
-                                   else min(end, until)))
+            found[host_id].append(_cut(start, end, since, until))
     return dict(found)
 
 
 def history(ctx, host_id, since, until):
     """``[(state, start, end)]`` of ``host_id``'s history intervals
-    overlapping ``[since, until)``, oldest first, as stored (``end`` None:
-    the state it is in now)."""
+    overlapping ``[since, until)``, oldest first, cut to it as
+    :func:`intervals` cuts them."""
     with db_api.reader(ctx) as session:
-        return [tuple(row) for row in session.execute(sa.select(
-            History.state, History.started_at, History.ended_at).where(
-            History.host_id == host_id, History.started_at < until,
-            sa.or_(History.ended_at.is_(None),
-                   History.ended_at > since)).order_by(
-            History.started_at))]
+        return [(state,) + _cut(start, end, since, until)
+                for state, start, end in session.execute(sa.select(
+                    History.state, History.started_at,
+                    History.ended_at).where(
+                    History.host_id == host_id,
+                    _overlapping(since, until)).order_by(
+                    History.started_at))]
+
+
+def _cut(start, end, since, until):
+    """An interval cut to ``[since, until)``; an open one ends at
+    ``until``."""
+    return max(start, since), until if end is None else min(end, until)
+
+
+def _overlapping(since, until):
+    """History intervals overlapping ``[since, until)`` (an open one lasts
+    until now)."""
+    return sa.and_(History.started_at < until,
+                   sa.or_(History.ended_at.is_(None),
+                          History.ended_at > since))

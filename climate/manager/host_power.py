@@ -29,10 +29,6 @@ PARAMS = ('start', 'end')
 DEFAULT_PERIOD = datetime.timedelta(days=7)
 
 
-def _when(value):
-    return None if value is None else dates.format(value)
-
-
 def state_view(row, record):
     """The API's view of host ``row``'s power :data:`db_power.Record`
     (None: never seen by the planner)."""
@@ -42,10 +38,10 @@ def state_view(row, record):
         view.update(state=db_power.UNKNOWN, since=None, boot_seconds=None,
                     need_at=None, last_error=None, error_at=None)
         return view
-    view.update(state=record.state, since=_when(record.since),
+    view.update(state=record.state, since=dates.format(record.since),
                 boot_seconds=record.boot_seconds,
-                need_at=_when(record.need_at), last_error=record.last_error,
-                error_at=_when(record.error_at))
+                need_at=dates.format(record.need_at), last_error=record.last_error,
+                error_at=dates.format(record.error_at))
     return view
 
 
@@ -68,23 +64,19 @@ def power_get(ctx, host_id, query):
     now = dates.utcnow()
     start, end = usage.period(query, now, (now - DEFAULT_PERIOD, now))
     row = db_hosts.host_row(ctx, host_id)
-    view = state_view(row, db_power.records(ctx).get(row.id))
+    view = state_view(row, db_power.record(ctx, row.id))
     # what is past: the future has no history yet
     until = max(start, min(end, now))
-    history, off = [], []
-    for state, began, ended in db_power.history(ctx, row.id, start, end):
-        began, ended = max(began, start), until if ended is None else min(
-            ended, until)
-        if ended <= began:
-            continue
-        history.append({'state': state, 'start': dates.format(began),
-                        'end': dates.format(ended)})
-        if state == db_power.OFF:
-            off.append((began, ended))
+    history = [entry for entry in db_power.history(ctx, row.id, start, until)
+               if entry[2] > entry[1]]
+    off = [(began, ended) for state, began, ended in history
+           if state == db_power.OFF]
     saved = power_plan.tally({row.id: off}, start, until,
                              CONF.power.idle_watts)
     view.update(start=dates.format(start), end=dates.format(end),
-                history=history,
+                history=[{'state': state, 'start': dates.format(began),
+                          'end': dates.format(ended)}
+                         for state, began, ended in history],
                 energy={'hours_off': round(saved.host_hours_off, 3),
                         'kwh_saved': round(saved.kwh_saved, 3),
                         'idle_watts': CONF.power.idle_watts})

@@ -126,3 +126,4 @@ def test_only_administrators_and_only_from_1_12(env, path):
     resp = get(env, path, version='1.11')
     assert resp.status_int == 404, resp.text
     assert '1.12' in resp.json['error_message'], resp.text
+

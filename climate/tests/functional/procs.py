@@ -831,8 +831,9 @@ def wait_progress(measure, done, quiet, cap, interval=0.25,
 
     No fixed deadline for work whose speed is the machine's: the wait goes
     on while the measure changes, and fails after ``quiet`` seconds
-    without a change or ``cap`` seconds in all, naming ``message`` and
-    the last measure."""
+    without a change or ``cap`` seconds in all, naming ``message`` (a
+    string or a callable giving the current state) and the last
+    measure."""
     began = time.monotonic()
     last, changed = None, began
     while True:
@@ -843,9 +844,10 @@ def wait_progress(measure, done, quiet, cap, interval=0.25,
         if value != last:
             last, changed = value, now
         if now - changed > quiet or now - began > cap:
+            text = message() if callable(message) else message
             raise AssertionError(
                 'no %s after %.0f s (%.0f s without a change): %s' % (
-                    message, now - began, now - changed, value))
+                    text, now - began, now - changed, value))
         time.sleep(interval)
 
 

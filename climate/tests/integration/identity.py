@@ -57,20 +57,25 @@ class Api:
         assert resp.status_code == 200, resp.text
         return resp.json()['lease']
 
-    def end_now(self, token, lease_id, timeout=120, busy_for=60):
-        """Move the lease's end two seconds ahead and wait until it is
-        TERMINATED.  A lease one of whose events is running answers 409
-        LeaseBusy ("try again in a moment"): asked again, as a client
-        would, for up to ``busy_for`` seconds."""
+    def update(self, token, lease_id, body, busy_for=60):
+        """PUT the lease.  A lease one of whose events is running answers
+        409 LeaseBusy ("try again in a moment"): asked again, as a client
+        would, for up to ``busy_for`` seconds.  Any other answer is
+        returned as it is."""
         deadline = time.monotonic() + busy_for
         while True:
-            resp = self.call('PUT', '/v1/leases/%s' % lease_id, token,
-                             {'end_date': iso_in(2)})
+            resp = self.call('PUT', '/v1/leases/%s' % lease_id, token, body)
             if resp.status_code != 409 or \
                     'LeaseBusy' not in resp.text or \
                     time.monotonic() > deadline:
-                break
+                return resp
             time.sleep(0.5)
+
+    def end_now(self, token, lease_id, timeout=120, busy_for=60):
+        """Move the lease's end two seconds ahead and wait until it is
+        TERMINATED."""
+        resp = self.update(token, lease_id, {'end_date': iso_in(2)},
+                           busy_for=busy_for)
         assert resp.status_code == 200, resp.text
         return self.wait_status(token, lease_id, 'TERMINATED',
                                 timeout=timeout)

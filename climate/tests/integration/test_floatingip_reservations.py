@@ -295,8 +295,8 @@ def test_lease_makes_and_deletes_floating_ips(cloud, api, tokens, neutron):
         'floatingip': {'floating_network_id': pub,
                        'floating_ip_address': spare}})['floatingip']
     grow = {'reservations': [{'id': rid, 'amount': 3}]}
-    resp = api.call('PUT', '/v1/leases/%s' % lease['id'], tokens['demo'],
-                    grow)
+    resp = api.update(tokens['demo'], lease['id'],
+                      grow)
     body = assert_error(resp, 503)
     assert spare in body['error_message'] and squatter['id'] in \
         body['error_message'], body
@@ -309,8 +309,8 @@ def test_lease_makes_and_deletes_floating_ips(cloud, api, tokens, neutron):
     assert now[spare]['project_id'] != demo
     # once the address is free the growth makes it at once
     neutron.call(neutron.admin, 'DELETE', '/floatingips/%s' % squatter['id'])
-    resp = api.call('PUT', '/v1/leases/%s' % lease['id'], tokens['demo'],
-                    grow)
+    resp = api.update(tokens['demo'], lease['id'],
+                      grow)
     assert resp.status_code == 200, resp.text
     grown = resp.json()['lease']['reservations'][0]
     assert grown['amount'] == 3
@@ -320,8 +320,8 @@ def test_lease_makes_and_deletes_floating_ips(cloud, api, tokens, neutron):
     assert now[spare]['project_id'] == demo
     assert 'reservation:' + rid in now[spare]['tags']
     # and may not give one back while active
-    resp = api.call('PUT', '/v1/leases/%s' % lease['id'], tokens['demo'],
-                    {'reservations': [{'id': rid, 'amount': 2}]})
+    resp = api.update(tokens['demo'], lease['id'],
+                      {'reservations': [{'id': rid, 'amount': 2}]})
     assert_error(resp, 409)
     # the project's association is untouched by all this
     assert now[FREE[2]]['port_id'] == port['id']

@@ -150,8 +150,8 @@ def test_start_survives_nova_api_outage(cloud, api, tokens, compute):
     assert held is not None and len(held) == 1
     assert compute.hosts_of('freepool') == sorted(set(names) - set(held))
 
-    resp = api.call('PUT', f"/v1/leases/{lease['id']}", tokens['demo'],
-                    {'end_date': iso_in(3)})
+    resp = api.update(tokens['demo'], lease['id'],
+                      {'end_date': iso_in(3)})
     assert resp.status_code == 200, resp.text
     api.wait_status(tokens['demo'], lease['id'], 'TERMINATED', timeout=120)
     compute.assert_released(rid, names)
@@ -217,8 +217,8 @@ def test_healing_replaces_a_host_whose_compute_goes_down(cloud, api, tokens,
                     message='the first host reservable again')
     assert compute.hosts_of(rid) == [second]
 
-    resp = api.call('PUT', f"/v1/leases/{lease['id']}", tokens['demo'],
-                    {'end_date': iso_in(3)})
+    resp = api.update(tokens['demo'], lease['id'],
+                      {'end_date': iso_in(3)})
     assert resp.status_code == 200, resp.text
     api.wait_status(tokens['demo'], lease['id'], 'TERMINATED', timeout=120)
     compute.assert_released(rid, names)

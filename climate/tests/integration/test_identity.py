@@ -153,8 +153,8 @@ def test_admin_routes_are_for_admins(cloud, api):
                         admin, version='1.1').json()['leases']
     assert [lease['id'] for lease in filtered] == [theirs['id']]
     # admin manages another project's lease
-    resp = api.call('PUT', '/v1/leases/%s' % theirs['id'], admin,
-                    {'name': 'renamed-by-admin'})
+    resp = api.update(admin, theirs['id'],
+                      {'name': 'renamed-by-admin'})
     assert resp.status_code == 200, resp.text
     assert resp.json()['lease']['project_id'] == alt_project
 
@@ -166,8 +166,8 @@ def test_any_member_of_the_project_updates_and_deletes(cloud, api,
     lease = api.create(demo.get_token(), 'shared')
     assert lease['trust_id']
 
-    resp = api.call('PUT', '/v1/leases/%s' % lease['id'],
-                    colleague.get_token(), {'name': 'shared-2'})
+    resp = api.update(colleague.get_token(), lease['id'],
+                      {'name': 'shared-2'})
     assert resp.status_code == 200, resp.text
     updated = resp.json()['lease']
     assert updated['name'] == 'shared-2'

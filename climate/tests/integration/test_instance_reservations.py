@@ -476,8 +476,8 @@ def test_lease_through_the_api(cloud, api, tokens, compute, placement):
         boot(compute, 'alt', rid, wait=False)
     booted = time.monotonic()
 
-    resp = api.call('PUT', f"/v1/leases/{lease['id']}", tokens['demo'],
-                    {'end_date': iso_in(2)})
+    resp = api.update(tokens['demo'], lease['id'],
+                      {'end_date': iso_in(2)})
     assert resp.status_code == 200, resp.text
     api.wait_status(tokens['demo'], lease['id'], 'TERMINATED', timeout=90)
     ended = time.monotonic()
@@ -635,8 +635,8 @@ def test_heat_lease_and_server(request, cloud, api, tokens, compute,
     assert compute.host_of(server) in cloud.info['compute_hosts'][:3]
     created = time.monotonic()
     lease_id = rsv['lease_id']
-    resp = api.call('PUT', f'/v1/leases/{lease_id}', tokens['admin'],
-                    {'end_date': _iso(2)})
+    resp = api.update(tokens['admin'], lease_id,
+                      {'end_date': _iso(2)})
     assert resp.status_code == 200, resp.text
     api.wait_status(tokens['admin'], lease_id, 'TERMINATED', timeout=90)
     assert_nothing_left(compute, placement, rid)

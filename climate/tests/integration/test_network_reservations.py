@@ -74,8 +74,8 @@ def test_a_network_made_on_the_segment_and_cleared_at_the_end(
     assert resp.status_code == 201, resp.text
     port_id = resp.json()['port']['id']
 
-    resp = api.call('PUT', '/v1/leases/' + lease['id'], tokens['demo'],
-                    {'end_date': iso_in(2)})
+    resp = api.update(tokens['demo'], lease['id'],
+                      {'end_date': iso_in(2)})
     assert resp.status_code == 200, resp.text
     lease = api.wait_status(tokens['demo'], lease['id'], 'TERMINATED',
                             timeout=120)

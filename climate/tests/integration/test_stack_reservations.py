@@ -124,7 +124,7 @@ def test_a_stack_is_made_pinned_at_the_start_and_removed_at_the_end(
 
     # the started stack scaled from one server to two: its instance part
     # grows in place, then Climate updates the stack as the user
-    resp = api.call('PUT', '/v1/leases/%s' % lease['id'], tokens['demo'], {
+    resp = api.update(tokens['demo'], lease['id'], {
         'reservations': [{'id': stack['id'], 'parameters': {'count': 2}}]})
     assert resp.status_code == 200, resp.text
     asked_grow = time.monotonic()
@@ -174,7 +174,7 @@ def test_a_stack_is_made_pinned_at_the_start_and_removed_at_the_end(
     failing = template(public, 'm1.tiny', cloud.info['image'])
     failing['resources']['boom'] = {'type': 'OS::Heat::TestResource',
                                     'properties': {'fail': True}}
-    resp = api.call('PUT', '/v1/leases/%s' % lease['id'], tokens['demo'], {
+    resp = api.update(tokens['demo'], lease['id'], {
         'reservations': [{'id': stack['id'], 'template': failing}]})
     assert resp.status_code == 200, resp.text
     asked = time.monotonic()
@@ -261,7 +261,7 @@ def test_an_autoscaling_group_reserves_its_maximum_and_updates_fit_or_409(
     assert parts['virtual:instance']['amount'] == 2
     assert stack['needs'][0]['resources'] == ['workers/resource']
     # more than the one host holds: 409 naming the group, nothing changed
-    resp = api.call('PUT', '/v1/leases/%s' % lease['id'], tokens['demo'], {
+    resp = api.update(tokens['demo'], lease['id'], {
         'reservations': [{'id': stack['id'],
                           'parameters': {'most': 100000}}]})
     body = assert_error(resp, 409)
@@ -271,7 +271,7 @@ def test_an_autoscaling_group_reserves_its_maximum_and_updates_fit_or_409(
     assert api.lease(tokens['demo'], lease['id'])['reservations'] == \
         lease['reservations']
     # three fit: the parts are booked anew
-    resp = api.call('PUT', '/v1/leases/%s' % lease['id'], tokens['demo'], {
+    resp = api.update(tokens['demo'], lease['id'], {
         'reservations': [{'id': stack['id'], 'parameters': {'most': 3}}]})
     assert resp.status_code == 200, resp.text
     _stack, parts = parts_of(resp.json()['lease'])
@@ -323,8 +323,8 @@ def test_a_wake_stack_sleeps_shelved_until_the_start_and_keeps_images(
         assert not compute.host_of(server), server_id
     assert api.lease(tokens['demo'], lease['id'])['status'] == 'PENDING'
 
-    resp = api.call('PUT', '/v1/leases/%s' % lease['id'], tokens['demo'],
-                    {'start_date': iso_in(2)})
+    resp = api.update(tokens['demo'], lease['id'],
+                      {'start_date': iso_in(2)})
     assert resp.status_code == 200, resp.text
     moved = time.monotonic()
     lease = api.wait_status(tokens['demo'], lease['id'], 'ACTIVE',

@@ -35,8 +35,10 @@ History (also in doc/source/api-microversions.rst):
   ``TIMEDOUT`` (shown to older clients as Blazar's ``PENDING``,
   ``STARTING`` or ``ERROR``).
 * 1.12 - ``GET /v1/os-hosts/power`` (each host's power state as the power
-  planner keeps it) and ``GET /v1/os-hosts/{id}/power`` (one host's state,
-  its history over a period and the energy its power-offs saved).
+  planner keeps it), ``GET /v1/os-hosts/{id}/power`` (one host's state,
+  its history over a period and the energy its power-offs saved) and
+  ``GET /v1/usage/energy`` (what powering hosts off saved over a period,
+  step by step and per host).
 """
 
 import re

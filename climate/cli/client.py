@@ -325,6 +325,14 @@ class Usage(_Manager):
         return self._call('GET', '/usage/capacity', params=params,
                           version=USAGE_VERSION)['capacity']
 
+    def energy(self, start=None, end=None, step=None):
+        """What powering unbooked hosts off saved over a period (this
+        month by default), step by step and per host (administrators)."""
+        params = {k: v for k, v in (('start', start), ('end', end),
+                                    ('step', step)) if v is not None}
+        return self._call('GET', '/usage/energy', params=params,
+                          version=POWER_VERSION)['energy']
+
 
 class Webhooks(_Manager):
     """/v1/webhooks (microversion 1.7): a project's endpoints for its

@@ -1,7 +1,10 @@
-"""The free-capacity timeline as a PNG (matplotlib, the ``plot`` extra).
+"""Charts as PNG (matplotlib, the ``plot`` extra): the free-capacity
+timeline (:func:`draw`) and the energy saved step by step
+(:func:`draw_energy`).
 
-:func:`steps` is pure and tested on its own; :func:`draw` only feeds it to
-matplotlib's non-interactive Agg backend.
+:func:`steps` and :func:`energy_bars` are pure and tested on their own;
+the draw functions only feed them to matplotlib's non-interactive Agg
+backend.
 """
 
 from climate.cli import common
@@ -28,13 +31,17 @@ def steps(segments):
     return times, counts
 
 
-def draw(path, segments, matching_hosts, count=None, windows=(),
-         title='Free hosts'):
-    """Write the chart to ``path`` (the format follows its extension).
+def energy_bars(steps):
+    """(starts, widths in days, kWh) of the steps of an energy report
+    that have figures: the steps after now (``None``) are left out."""
+    known = [s for s in steps if s.get('kwh_saved') is not None]
+    starts = [common.api_date(s['start']) for s in known]
+    widths = [(common.api_date(s['end']) - start).total_seconds() / 86400
+              for s, start in zip(known, starts)]
+    return starts, widths, [float(s['kwh_saved']) for s in known]
 
-    :param count: the number of hosts asked for, drawn as a line.
-    :param windows: ``[{'start', 'end'}]`` found by the search, shaded.
-    """
+
+def _pyplot():
     try:
         import matplotlib
         matplotlib.use('Agg')
@@ -44,6 +51,43 @@ def draw(path, segments, matching_hosts, count=None, windows=(),
     except ImportError:
         raise PlotUnavailable(
             "--plot needs matplotlib: pip install 'climate[plot]'")
+    return mdates, pyplot, ticker
+
+
+def draw_energy(path, steps, title='Energy saved'):
+    """Write the kWh saved step by step to ``path`` as a bar chart."""
+    mdates, pyplot, _ticker = _pyplot()
+    starts, widths, kwh = energy_bars(steps)
+    fig, ax = pyplot.subplots(figsize=(10, 4), dpi=100)
+    try:
+        if starts:
+            ax.bar(starts, kwh, width=widths, align='edge',
+                   color='tab:green', alpha=0.7, edgecolor='tab:green',
+                   label='kWh saved')
+        ax.set_ylim(0, max(kwh + [0.0]) * 1.1 + 0.1)
+        ax.set_ylabel('kWh saved per step')
+        ax.set_xlabel('time (UTC)')
+        ax.set_title(title)
+        ax.xaxis.set_major_formatter(mdates.DateFormatter('%m-%d %H:%M'))
+        fig.autofmt_xdate()
+        ax.grid(True, axis='y', alpha=0.3)
+        if starts:
+            ax.legend(loc='upper right')
+        fig.tight_layout()
+        fig.savefig(path)
+    finally:
+        pyplot.close(fig)
+    return path
+
+
+def draw(path, segments, matching_hosts, count=None, windows=(),
+         title='Free hosts'):
+    """Write the chart to ``path`` (the format follows its extension).
+
+    :param count: the number of hosts asked for, drawn as a line.
+    :param windows: ``[{'start', 'end'}]`` found by the search, shaded.
+    """
+    mdates, pyplot, ticker = _pyplot()
     times, counts = steps(segments)
     fig, ax = pyplot.subplots(figsize=(10, 4), dpi=100)
     try:

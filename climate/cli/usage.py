@@ -1,18 +1,24 @@
 """Usage commands (``/v1/usage``, microversion 1.8): ``usage`` (a
-project's reserved resource-hours over a period) and ``usage-capacity``
-(administrators: reserved against reservable capacity, step by step)."""
+project's reserved resource-hours over a period), ``usage-capacity``
+(administrators: reserved against reservable capacity, step by step) and
+``usage-energy`` (administrators, microversion 1.12: what powering
+unbooked hosts off saved, step by step or per host, and as a chart)."""
 
 import sys
 
 from cliff import lister
 
 from climate.cli import common
+from climate.cli import plot
 
 TOTAL_COLUMNS = ('resource_type', 'resource_class', 'unit', 'past',
                  'current', 'future', 'total')
 LEASE_COLUMNS = ('lease', 'lease_id', 'status', 'resource_type',
                  'resource_class', 'unit', 'past', 'current', 'future',
                  'total')
+ENERGY_COLUMNS = ('start', 'end', 'hours_off', 'kwh_saved')
+ENERGY_HOST_COLUMNS = ('host_id', 'hypervisor_hostname', 'hours_off',
+                       'kwh_saved')
 CAPACITY_COLUMNS = ('resource_class', 'start', 'end', 'reserved_peak',
                     'reservable', 'reserved_hours', 'reservable_hours',
                     'reserved_share', 'unit')
@@ -81,3 +87,52 @@ class ShowCapacityUsage(lister.Lister):
                      unit=item['unit'], reservable=item['reservable'])
                 for item in answer['classes'] for step in item['steps']]
         return common.list_items(rows, CAPACITY_COLUMNS)
+
+
+class ShowEnergyUsage(lister.Lister):
+    """What powering unbooked hosts off saved (administrators).
+
+    Host-hours off and the kWh they saved at the configured idle draw,
+    step by step (empty for steps after now: not known yet) or per host
+    with ``--by-host``; ``--plot FILE.png`` draws the steps as a chart.
+    """
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        common.add_period(parser, 'Start of the period (default: the first '
+                          'day of this month; a date or "now")',
+                          'End of the period (default: the first day of '
+                          'next month)')
+        parser.add_argument('--step', metavar='<duration>',
+                            help='Length of a step: 1h, 1d, 1w... '
+                                 '(default: 1d)')
+        parser.add_argument('--by-host', action='store_true',
+                            help='One row per host that was off, most '
+                                 'saved first')
+        parser.add_argument('--plot', metavar='<file.png>',
+                            help='Also draw the steps as a chart (needs '
+                                 'matplotlib: the "plot" extra)')
+        return parser
+
+    def take_action(self, args):
+        answer = common.client_of(self).usage.energy(
+            start=args.start, end=args.end, step=args.step)
+        self.app.stderr.write(
+            '%s to %s: %s host-hours off, %s kWh saved at %s W idle; now '
+            '%s\n' % (common.short_date(answer['start']),
+                      common.short_date(answer['end']), answer['hours_off'],
+                      answer['kwh_saved'], answer['idle_watts'], ', '.join(
+                          '%d %s' % (n, state) for state, n in sorted(
+                              answer['hosts_now'].items()))))
+        if args.plot:
+            plot.draw_energy(args.plot, answer['steps'], title=(
+                'Energy saved by powering hosts off, %s to %s' % (
+                    common.short_date(answer['start']),
+                    common.short_date(answer['end']))))
+            self.app.stderr.write('Plot written to %s\n' % args.plot)
+        if args.by_host:
+            return common.list_items(answer['hosts'], ENERGY_HOST_COLUMNS)
+        rows = [dict(step, start=common.short_date(step['start']),
+                     end=common.short_date(step['end']))
+                for step in answer['steps']]
+        return common.list_items(rows, ENERGY_COLUMNS)

@@ -67,6 +67,13 @@ def records(ctx):
                 session.execute(sa.select(Power)).scalars()}
 
 
+def state_counts(ctx):
+    """``{state: number of hosts}`` of the ``host_power`` rows."""
+    with db_api.reader(ctx) as session:
+        return dict(session.execute(sa.select(
+            Power.state, sa.func.count()).group_by(Power.state)).all())
+
+
 def record(ctx, host_id):
     """The :data:`Record` of ``host_id``, or None (never planned)."""
     with db_api.reader(ctx) as session:

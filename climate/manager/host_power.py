@@ -11,6 +11,10 @@ after its last pass.
 One host adds its history over a period (``start``, ``end``: the last 7
 days by default), each interval cut to the period and to now, and what the
 off intervals saved: host-hours off and kWh at ``[power] idle_watts``.
+
+The energy report (``GET /v1/usage/energy``) adds that up for every host
+over a period (``start``, ``end``: this month, as ``/v1/usage``), step by
+step (``step``), and per host.
 """
 
 import datetime
@@ -26,6 +30,7 @@ from climate.scheduling import power as power_plan
 CONF = cfg.CONF
 
 PARAMS = ('start', 'end')
+ENERGY_PARAMS = ('start', 'end', 'step')
 DEFAULT_PERIOD = datetime.timedelta(days=7)
 
 
@@ -77,7 +82,56 @@ def power_get(ctx, host_id, query):
                 history=[{'state': state, 'start': dates.format(began),
                           'end': dates.format(ended)}
                          for state, began, ended in history],
-                energy={'hours_off': round(saved.host_hours_off, 3),
-                        'kwh_saved': round(saved.kwh_saved, 3),
-                        'idle_watts': CONF.power.idle_watts})
+                energy=dict(_figures(saved),
+                            idle_watts=CONF.power.idle_watts))
     return view
+
+
+def _figures(saved):
+    return {'hours_off': round(saved.host_hours_off, 3),
+            'kwh_saved': round(saved.kwh_saved, 3)}
+
+
+def energy_report(ctx, query):
+    """What powering hosts off saved over the query's period: in all,
+    step by step, and per host (the hosts that were off at some time of
+    it, most saved first).  Only the past counts: a step after now has
+    no figures (``None``), one across now is counted up to now.
+
+    :raises InvalidInput: an unknown parameter, a bad date or step, an end
+        not after the start (400).
+    """
+    usage.refuse_unknown(query, ENERGY_PARAMS)
+    now = dates.utcnow()
+    start, end = usage.period(query, now, usage.month_of(now))
+    step, windows = usage.step_windows(query, start, end)
+    until = max(start, min(end, now))
+    watts = CONF.power.idle_watts
+    off = db_power.intervals(ctx, db_power.OFF, start, until)
+    steps = []
+    for began, ended in windows:
+        entry = usage.window(began, ended)
+        if began >= now:
+            entry.update(hours_off=None, kwh_saved=None)
+        else:
+            entry.update(_figures(power_plan.tally(
+                off, began, min(ended, now), watts)))
+        steps.append(entry)
+    names = {row.id: row.hypervisor_hostname
+             for row in db_hosts.hosts_by_ids(ctx, sorted(off))}
+    hosts = [dict(_figures(power_plan.tally({host_id: spans}, start, until,
+                                            watts)),
+                  host_id=str(host_id),
+                  hypervisor_hostname=names.get(host_id))
+             for host_id, spans in off.items()]
+    hosts.sort(key=lambda h: (-h['kwh_saved'], -h['hours_off'],
+                              int(h['host_id'])))
+    states = db_power.state_counts(ctx)
+    answer = usage.window(start, end)
+    answer.update(_figures(power_plan.tally(off, start, until, watts)),
+                  now=dates.format(now), step=int(step.total_seconds()),
+                  idle_watts=watts,
+                  hosts_now={state: states.get(state, 0) for state in (
+                      db_power.ON, db_power.OFF, db_power.WAKING)},
+                  steps=steps, hosts=hosts)
+    return answer

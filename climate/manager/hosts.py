@@ -87,6 +87,11 @@ class HostsEndpoint:
         return host_power.power_get(ctx, host_id, query)
 
     @_user_errors
+    def host_energy(self, ctx, query):
+        self._plugin()
+        return host_power.energy_report(ctx, query)
+
+    @_user_errors
     def host_properties(self, ctx, detail=False, include_private=False):
         return self.inventory.properties(ctx, detail, include_private)
 

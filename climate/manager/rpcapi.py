@@ -386,6 +386,9 @@ class ManagerAPI:
         return self._call(ctx, 'host_power_get', host_id=host_id,
                           query=query)
 
+    def host_energy(self, ctx, query):
+        return self._call(ctx, 'host_energy', query=query)
+
     def host_properties(self, ctx, detail=False, include_private=False):
         return self._call(ctx, 'host_properties', detail=detail,
                           include_private=include_private)

@@ -85,7 +85,24 @@ def refuse_unknown(query, allowed):
                 ', '.join(unknown), ', '.join(allowed)))
 
 
-def _window(start, end):
+def step_windows(query, start, end):
+    """``(step, [(start, end)])``: the query's ``step`` (``1d`` by
+    default) and ``[start, end)`` cut into steps of it (400 for a step
+    that is not positive or cuts the period too fine)."""
+    step = dates.parse_duration(query.get('step') or DEFAULT_STEP, 'step')
+    if step.total_seconds() <= 0:
+        raise exceptions.InvalidInput(reason='step must be positive')
+    try:
+        return step, usage_math.steps(start, end, step)
+    except ValueError as exc:
+        raise exceptions.InvalidInput(
+            reason='step %s cuts the period into %s steps; at most %d '
+                   'are answered: give a longer step or a shorter '
+                   'period' % (query.get('step') or DEFAULT_STEP,
+                               exc.args[0], usage_math.MAX_STEPS))
+
+
+def window(start, end):
     return {'start': dates.format(start), 'end': dates.format(end)}
 
 
@@ -112,7 +129,7 @@ class UsageEndpoint:
         answer = usage_math.project_usage(
             [usage_math.Held(*row) for row in rows], start, end, now,
             by_lease)
-        answer.update(_window(start, end), project_id=project_id,
+        answer.update(window(start, end), project_id=project_id,
                       now=dates.format(now))
         return answer
 
@@ -124,18 +141,7 @@ class UsageEndpoint:
         refuse_unknown(query, CAPACITY_PARAMS)
         now = dates.utcnow()
         start, end = period(query, now, (now, now + DEFAULT_HORIZON))
-        step = dates.parse_duration(query.get('step') or DEFAULT_STEP,
-                                    'step')
-        if step.total_seconds() <= 0:
-            raise exceptions.InvalidInput(reason='step must be positive')
-        try:
-            windows = usage_math.steps(start, end, step)
-        except ValueError as exc:
-            raise exceptions.InvalidInput(
-                reason='step %s cuts the period into %s steps; at most %d '
-                       'are answered: give a longer step or a shorter '
-                       'period' % (query.get('step') or DEFAULT_STEP,
-                                   exc.args[0], usage_math.MAX_STEPS))
+        step, windows = step_windows(query, start, end)
         cls = _text(query, 'resource_class')
         with db_api.reader(ctx) as session:
             held = db_usage.held_over(session, start, end, cls)
@@ -144,8 +150,8 @@ class UsageEndpoint:
         classes = usage_math.planning(held, reservable, windows)
         for item in classes:
             for entry in item['steps']:
-                entry.update(_window(entry.pop('start'), entry.pop('end')))
+                entry.update(window(entry.pop('start'), entry.pop('end')))
         answer = {'classes': classes, 'now': dates.format(now),
                   'step': int(step.total_seconds())}
-        answer.update(_window(start, end))
+        answer.update(window(start, end))
         return answer

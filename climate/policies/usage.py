@@ -13,6 +13,9 @@ rules = [
               'capacity by class over time, for every project (the '
               'planning view; microversion 1.8).', USAGE + '/capacity',
               'GET'),
+    base.rule(PREFIX % 'energy', 'Show what powering unbooked hosts off '
+              'saved over a period, step by step and per host (the energy '
+              'report; microversion 1.12).', USAGE + '/energy', 'GET'),
 ]
 
 

@@ -53,6 +53,34 @@ class Step:
     persona: str = MEMBER
     version: str = VERSION
     save: dict = dataclasses.field(default_factory=dict)
+    #: Called with what earlier answers gave before the request: writes
+    #: what no route writes (the power planner's history).
+    before: object = None
+
+
+#: A past day of power history: the power planner's routes answer what it
+#: wrote, and it writes only the past.
+POWER_DAY = ('2025-01-01T00:00:00', '2025-01-02T00:00:00')
+
+
+def _power_history(state):
+    """A day of the planner's for the first host: on, off from 02:00, woken
+    at 07:50 for a booking at 08:00, up 7 minutes later."""
+    import datetime
+
+    from climate import context
+    from climate.db import power as db_power
+    ctx = context.admin_context()
+    day = datetime.datetime(2025, 1, 1)
+    hour = datetime.timedelta(hours=1)
+    host_id = int(state['host_id'])
+    db_power.set_state(ctx, host_id, db_power.ON, day)
+    db_power.set_state(ctx, host_id, db_power.OFF, day + 2 * hour)
+    db_power.set_state(ctx, host_id, db_power.WAKING,
+                       day + 7 * hour + 50 * hour / 60,
+                       need_at=day + 8 * hour)
+    db_power.set_state(ctx, host_id, db_power.ON,
+                       day + 7 * hour + 57 * hour / 60, boot_seconds=420)
 
 
 def _lease(name, *reservations, **extra):
@@ -168,9 +196,9 @@ SCENARIO = [
     Step('hosts/host-allocation-show', 'GET',
          '/v1/os-hosts/{host_id}/allocation', 200, persona=ADMIN),
     Step('hosts/hosts-power-list', 'GET', '/v1/os-hosts/power', 200,
-         persona=ADMIN),
-    Step('hosts/host-power-show', 'GET', '/v1/os-hosts/{host_id}/power',
-         200, persona=ADMIN),
+         persona=ADMIN, before=_power_history),
+    Step('hosts/host-power-show', 'GET', '/v1/os-hosts/{host_id}/power'
+         '?start=%s&end=%s' % POWER_DAY, 200, persona=ADMIN),
     Step('volume-pools/volume-pool-allocations-list', 'GET',
          '/v1/volume-pools/allocations', 200, persona=ADMIN),
     # -- availability ---------------------------------------------------------
@@ -194,6 +222,9 @@ SCENARIO = [
     Step('usage/usage-capacity', 'GET',
          '/v1/usage/capacity?start=2090-01-01T00:00:00'
          '&end=2090-01-01T03:00:00&step=1h&resource_class=VCPU', 200,
+         persona=ADMIN),
+    Step('usage/usage-energy', 'GET',
+         '/v1/usage/energy?start=%s&end=%s&step=12h' % POWER_DAY, 200,
          persona=ADMIN),
     Step('billing/billing-get', 'GET',
          '/v1/billing?start=2090-01-01T00:00:00&end=2090-01-02T00:00:00',
@@ -262,6 +293,8 @@ def run(env):
     ClimateEnvironment): ``{sample file (relative): text}``."""
     state, samples = {}, {}
     for step in SCENARIO:
+        if step.before is not None:
+            step.before(state)
         path = _fill(step.path, state)
         body = _fill(step.body, state)
         resp = env.request(step.method, path, body=body,

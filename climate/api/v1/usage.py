@@ -5,7 +5,10 @@
   an administrator names another (``project_id``);
 * ``GET /v1/usage/capacity``, administrators: reserved against
   reservable capacity by class, step by step (``step``,
-  ``resource_class``).
+  ``resource_class``);
+* ``GET /v1/usage/energy`` (microversion 1.12), administrators: what
+  powering unbooked hosts off saved over a period (``start``, ``end``),
+  step by step (``step``) and per host.
 
 See doc/source/usage.rst.
 """
@@ -17,6 +20,7 @@ from climate.api import microversion
 from climate.api.v1 import inventory
 
 VERSION = microversion.Version.parse('1.8')
+ENERGY_VERSION = microversion.Version.parse('1.12')
 PREFIX = 'climate:usage:%s'
 
 
@@ -30,10 +34,21 @@ class CapacityController(rest.RestController):
         return {'capacity': inventory.rpc().usage_capacity(ctx, query)}
 
 
+class EnergyController(rest.RestController):
+    """``/v1/usage/energy``."""
+
+    @pecan.expose('json')
+    def get_all(self):
+        ctx = inventory.authorize(PREFIX, 'energy', ENERGY_VERSION)
+        query = inventory.query(('start', 'end', 'step'))
+        return {'energy': inventory.rpc().host_energy(ctx, query)}
+
+
 class UsageController(rest.RestController):
     """``/v1/usage``."""
 
     capacity = CapacityController()
+    energy = EnergyController()
 
     @pecan.expose('json')
     def get_all(self):

@@ -354,3 +354,38 @@ def test_host_power_list_and_show(cli, climate_all):
                '--end', '2020-01-10 01:00')
     assert done.code == 1
     assert 'end (2020-01-10T01:00:00' in done.err, done
+
+
+def test_usage_energy_by_step_by_host_and_as_a_chart(cli, climate_all,
+                                                     tmp_path):
+    tag = _tag()
+    first, second = _hosts(cli, tag, 2)
+    ids = [json.loads(cli('host-show', name, '-f', 'json').out)['id']
+           for name in (first, second)]
+    # a day of 2019 no other test writes power history for
+    _planned(climate_all, ids[0], [
+        ('off', '2019-06-01 02:00:00.000000', '2019-06-01 08:00:00.000000'),
+        ('on', '2019-06-01 08:00:00.000000', None)])
+    _planned(climate_all, ids[1], [
+        ('off', '2019-06-01 10:00:00.000000', '2019-06-01 12:00:00.000000'),
+        ('on', '2019-06-01 12:00:00.000000', None)])
+    period = ('--start', '2019-06-01 00:00', '--end', '2019-06-02 00:00')
+    done = cli('usage-energy', *period, '--step', '12h', '-f', 'json')
+    assert done.code == 0, done
+    steps = json.loads(done.out)
+    watts = float(done.err.split(' kWh saved at ')[1].split(' W')[0])
+    assert [(s['start'], s['hours_off']) for s in steps] == [
+        ('2019-06-01 00:00:00', 8.0), ('2019-06-01 12:00:00', 0.0)]
+    assert steps[0]['kwh_saved'] == round(8 * watts / 1000, 3)
+    assert '8.0 host-hours off' in done.err, done
+    chart = tmp_path / 'energy.png'
+    done = cli('usage-energy', *period, '--by-host', '--plot', str(chart),
+               '-f', 'json')
+    assert done.code == 0, done
+    hosts = json.loads(done.out)
+    assert [(h['hypervisor_hostname'], h['hours_off']) for h in hosts] == [
+        (first, 6.0), (second, 2.0)]
+    assert chart.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
+    done = cli('usage-energy', '--step', '0h')
+    assert done.code == 1
+    assert 'step must be positive' in done.err, done

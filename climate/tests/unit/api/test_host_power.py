@@ -1,7 +1,8 @@
-"""GET /v1/os-hosts/power and /v1/os-hosts/{id}/power (microversion 1.12)
-through the in-process API on SQLite: the states the power planner wrote
-(``climate.db.power``), a host's history cut to the period and to now,
-the energy its power-offs saved, and the refusals."""
+"""GET /v1/os-hosts/power, /v1/os-hosts/{id}/power and /v1/usage/energy
+(microversion 1.12) through the in-process API on SQLite: the states the
+power planner wrote (``climate.db.power``), a host's history cut to the
+period and to now, the energy its power-offs saved, the report of every
+host's, and the refusals."""
 
 import datetime
 
@@ -111,6 +112,11 @@ def test_a_host_never_planned_has_no_history(env):
      400, 'end (2030-01-09'),
     ('/v1/os-hosts/1/power?colour=blue', 400, "'colour'"),
     ('/v1/os-hosts/power?start=2030-01-10 04:00', 400, "'start'"),
+    ('/v1/usage/energy?step=0h', 400, 'step must be positive'),
+    ('/v1/usage/energy?step=1s', 400, 'at most'),
+    ('/v1/usage/energy?start=2030-01-10 04:00&end=2030-01-10 03:00', 400,
+     'end (2030-01-10T03'),
+    ('/v1/usage/energy?by_host=1', 400, "'by_host'"),
 ])
 def test_bad_requests_say_what_is_wrong(env, path, status, words):
     resp = get(env, path)
@@ -119,7 +125,8 @@ def test_bad_requests_say_what_is_wrong(env, path, status, words):
 
 
 @pytest.mark.parametrize('path', ['/v1/os-hosts/power',
-                                  '/v1/os-hosts/1/power'])
+                                  '/v1/os-hosts/1/power',
+                                  '/v1/usage/energy'])
 def test_only_administrators_and_only_from_1_12(env, path):
     resp = get(env, path, persona='member')
     assert resp.status_int == 403, resp.text
@@ -127,3 +134,55 @@ def test_only_administrators_and_only_from_1_12(env, path):
     assert resp.status_int == 404, resp.text
     assert '1.12' in resp.json['error_message'], resp.text
 
+
+
+def kwh(hours):
+    return round(hours * CONF.power.idle_watts / 1000, 3)
+
+
+def test_the_energy_report_adds_up_the_past_step_by_step(env):
+    resp = get(env, '/v1/usage/energy?start=2030-01-10 00:00'
+                    '&end=2030-01-11 00:00&step=6h')
+    assert resp.status_int == 200, resp.text
+    energy = resp.json['energy']
+    # h1 was off 06:00-09:00 and is off since 11:00; now is 12:00
+    assert (energy['hours_off'], energy['kwh_saved']) == (4.0, kwh(4))
+    assert energy['step'] == 6 * 3600
+    assert energy['idle_watts'] == CONF.power.idle_watts
+    assert [(s['start'][11:16], s['end'][11:16], s['hours_off'],
+             s['kwh_saved']) for s in energy['steps']] == [
+        ('00:00', '06:00', 0.0, 0.0),
+        ('06:00', '12:00', 4.0, kwh(4)),
+        # from now on: nothing known yet, not nothing saved
+        ('12:00', '18:00', None, None),
+        ('18:00', '00:00', None, None)]
+    # the hosts that were off, most saved first; h2 never was
+    assert energy['hosts'] == [{'host_id': '1', 'hypervisor_hostname': 'h1',
+                                'hours_off': 4.0, 'kwh_saved': kwh(4)}]
+    assert energy['hosts_now'] == {'on': 0, 'off': 1, 'waking': 0}
+    assert energy['now'] == '2030-01-10T12:00:00.000000'
+
+
+def test_the_energy_report_cuts_a_step_at_now(env):
+    energy = get(env, '/v1/usage/energy?start=2030-01-10 08:00'
+                      '&end=2030-01-10 14:00&step=4h').json['energy']
+    # 08:00-09:00 off, then 11:00-12:00 (now) of the open interval
+    assert [s['hours_off'] for s in energy['steps']] == [2.0, None]
+    assert energy['hours_off'] == 2.0
+
+
+def test_the_energy_report_covers_this_month_by_the_day(env):
+    energy = get(env, '/v1/usage/energy').json['energy']
+    assert (energy['start'], energy['end']) == (
+        '2030-01-01T00:00:00.000000', '2030-02-01T00:00:00.000000')
+    assert energy['step'] == 86400 and len(energy['steps']) == 31
+    assert energy['steps'][9]['hours_off'] == 4.0
+    assert energy['steps'][10]['hours_off'] is None
+    assert energy['hours_off'] == 4.0
+
+
+def test_a_period_before_any_power_off_saved_nothing(env):
+    energy = get(env, '/v1/usage/energy?start=2029-12-01 00:00'
+                      '&end=2029-12-02 00:00').json['energy']
+    assert (energy['hours_off'], energy['kwh_saved']) == (0.0, 0.0)
+    assert energy['hosts'] == []

@@ -1,4 +1,4 @@
-"""The power routes of a cloud without the host plugin: 404 saying so.
+"""The power routes (and the energy report) of a cloud without the host plugin: 404 saying so.
 
 A module of its own: an in-process environment cannot start beside
 another one (they share the configuration and the in-process bus).
@@ -12,7 +12,8 @@ V = '1.12'
 
 
 @pytest.mark.parametrize('path', ['/v1/os-hosts/power',
-                                  '/v1/os-hosts/1/power'])
+                                  '/v1/os-hosts/1/power',
+                                  '/v1/usage/energy'])
 def test_without_the_host_plugin_the_routes_say_so(path):
     with fixtures.ClimateEnvironment(overrides=[
             ('plugins', 'manager', ['noop'])]) as bare:

@@ -29,7 +29,8 @@ hosts_opts = [
                help='Seconds between two checks of the reservable hosts '
                     'by the inventory backend; down hosts inside pending or '
                     'active reservations are replaced (0 disables healing; '
-                    'the static inventory never heals).'),
+                    'the static inventory heals only the hosts the power '
+                    'planner could not wake, see [power] wake_grace).'),
 ]
 
 

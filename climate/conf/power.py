@@ -51,6 +51,13 @@ power_opts = [
                     'the clock alone: a host is due to wake). It bounds '
                     'how late a booking made less than a wake lead ahead '
                     'is seen, and how soon a boot is measured.'),
+    cfg.IntOpt('wake_grace', default=300, min=0,
+               help='Seconds after the booking start it was woken for '
+                    'that a host may still be coming up. Past them, the '
+                    'host is down for healing, as a failed host is: its '
+                    'bookings move to another free host that fits, or '
+                    'their leases are flagged degraded (missing '
+                    'resources), until it is up again.'),
     cfg.FloatOpt('idle_watts', default=150.0, min=0.0,
                  help='Watts a reservable host draws when on and idle: '
                       'what each hour off saves, for the energy figures '

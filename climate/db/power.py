@@ -74,6 +74,15 @@ def state_counts(ctx):
             Power.state, sa.func.count()).group_by(Power.state)).all())
 
 
+def late_wakes(ctx, before):
+    """Ids of the hosts still ``waking`` for a booking that started
+    before ``before``: a boot too slow, or a power-on that failed and is
+    being tried again (its ``last_error`` says which)."""
+    with db_api.reader(ctx) as session:
+        return set(session.execute(sa.select(Power.host_id).where(
+            Power.state == WAKING, Power.need_at < before)).scalars())
+
+
 def record(ctx, host_id):
     """The :data:`Record` of ``host_id``, or None (never planned)."""
     with db_api.reader(ctx) as session:

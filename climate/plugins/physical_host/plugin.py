@@ -47,6 +47,7 @@ from oslo_log import log as logging
 from climate import dates
 from climate.db import api as db_api
 from climate.db import hosts as db_hosts
+from climate.db import power as db_power
 from climate import exceptions
 from climate.plugins import base
 from climate.plugins import common
@@ -176,8 +177,9 @@ class PhysicalHostPlugin(base.ResourcePlugin):
     @property
     def heal_interval(self):
         """Seconds between two :meth:`heal` runs (0: never).  The static
-        inventory never reports a host down: nothing to heal there."""
-        if CONF.hosts.inventory == 'static':
+        inventory never reports a host down: nothing to heal there, but
+        for hosts the power planner could not wake."""
+        if CONF.hosts.inventory == 'static' and not CONF.power.enabled:
             return 0
         return CONF.hosts.healing_interval
 
@@ -478,8 +480,10 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         """Replace hosts that went down inside pending or active
         reservations; flag those that cannot be healed.
 
-        Hosts the backend reports down become unreservable; each of their
-        allocations still to come moves to a free matching host (joined to
+        Hosts the backend reports down, and hosts the power planner has
+        not woken ``[power] wake_grace`` after the booking start it woke
+        them for, become unreservable; each of their allocations still
+        to come moves to a free matching host (joined to
         the aggregate at once when the reservation is active) and the
         reservation gets ``resources_changed``; without such a host it gets
         ``missing_resources`` and its lease ``degraded``.  Hosts back up
@@ -499,6 +503,14 @@ class PhysicalHostPlugin(base.ResourcePlugin):
                            for h in watched.values()])}
         down = {i for i, h in watched.items()
                 if h.hypervisor_hostname in down_names}
+        if CONF.power.enabled:
+            late = db_power.late_wakes(ctx, now - datetime.timedelta(
+                seconds=CONF.power.wake_grace)) & set(watched)
+            if late - down:
+                LOG.warning('Hosts %s did not wake in time for their '
+                            'bookings: healed as down hosts',
+                            ', '.join(str(i) for i in sorted(late - down)))
+            down |= late
         with db_api.writer(ctx):
             db_hosts.host_set_reservable(ctx, sorted(down), False)
             db_hosts.host_set_reservable(

@@ -252,6 +252,57 @@ def test_healing_replaces_a_down_host_or_flags_the_lease(env):
     assert admin(env, 'GET', '/v1/os-hosts/1')['host']['reservable'] is True
 
 
+def test_a_host_that_does_not_wake_in_time_is_healed_as_down(
+        env, monkeypatch):
+    from oslo_config import cfg
+    from climate.db import power as db_power
+    conf = cfg.CONF
+    add_hosts(env, 2)
+    plugin = env.plugin('physical:host')
+    ctx = context.admin_context()
+    # the planner would act on the states this test writes: not in it
+    monkeypatch.setattr(env.manager.power_planner, 'run_once', lambda: None)
+    assert plugin.heal_interval == 0  # static inventory, planner off
+    conf.set_override('enabled', True, 'power')
+    try:
+        assert plugin.heal_interval == conf.hosts.healing_interval
+        active = host_lease(env, 'woken', 'now', '2090-01-01 00:00')
+        wait_status(env, active['id'], 'ACTIVE')
+        assert hosts_of(env, active) == ['1']
+        started = dates.utcnow()
+        grace = datetime.timedelta(seconds=conf.power.wake_grace)
+        # woken for the lease's start, still not up within the grace
+        db_power.set_state(ctx, 1, db_power.WAKING,
+                           started - datetime.timedelta(minutes=1),
+                           need_at=started)
+        assert plugin.heal(ctx) == []
+        db_power.set_state(ctx, 1, db_power.WAKING,
+                           started - grace - datetime.timedelta(minutes=2),
+                           need_at=started - grace - datetime.timedelta(
+                               minutes=1))
+        res_id = active['reservations'][0]['id']
+        assert plugin.heal(ctx) == [res_id]
+        assert hosts_of(env, active) == ['2']
+        assert ('replace', res_id, ['h00'], ['h01']) in env.backend.calls
+        assert admin(env, 'GET', '/v1/os-hosts/1')['host'][
+            'reservable'] is False
+        # up at last: reservable again, its lease kept on the spare
+        db_power.set_state(ctx, 1, db_power.ON, dates.utcnow(),
+                           boot_seconds=900)
+        plugin.heal(ctx)
+        assert admin(env, 'GET', '/v1/os-hosts/1')['host'][
+            'reservable'] is True
+        assert hosts_of(env, active) == ['2']
+        # without the planner, a waking record is nobody's to heal
+        db_power.set_state(ctx, 2, db_power.WAKING, started - 2 * grace,
+                           need_at=started - 2 * grace)
+        conf.clear_override('enabled', 'power')
+        assert plugin.heal(ctx) == []
+        assert hosts_of(env, active) == ['2']
+    finally:
+        conf.clear_override('enabled', 'power')
+
+
 def _overlaps():
     """(host bookings, pairs of them overlapping on one host)."""
     ctx = context.admin_context()

@@ -74,6 +74,18 @@ def state_counts(ctx):
             Power.state, sa.func.count()).group_by(Power.state)).all())
 
 
+def asleep(ctx, host_ids):
+    """``{host_id: state}`` of those of ``host_ids`` the planner has off
+    or waking."""
+    if not host_ids:
+        return {}
+    with db_api.reader(ctx) as session:
+        return dict(session.execute(sa.select(
+            Power.host_id, Power.state).where(
+            Power.host_id.in_(sorted(host_ids)),
+            Power.state.in_((OFF, WAKING)))).all())
+
+
 def late_wakes(ctx, before):
     """Ids of the hosts still ``waking`` for a booking that started
     before ``before``: a boot too slow, or a power-on that failed and is

@@ -19,3 +19,6 @@ EVENT_TYPES = (START, END, BEFORE_END)
 NOTIFICATION = 'notification'
 #: Every event type the engine claims and runs.
 RUN_EVENT_TYPES = EVENT_TYPES + (NOTIFICATION,)
+#: How the ``status_reason`` of a lease whose start waits for its
+#: resources (hosts booting) begins, while it waits.
+START_WAITS = 'start waits for '

@@ -843,6 +843,13 @@ class LeaseService:
                 id=lease.id, status=lease.status,
                 reason='its hosts are being freed; try again once it is '
                        'ACTIVE or TIMEDOUT')
+        waits = (lease.status_reason or '').startswith(
+            lease_events.START_WAITS)
+        if lease.status == states.STARTING and not running and waits:
+            raise exceptions.LeaseBusy(
+                id=lease.id, status=lease.status,
+                reason='its %s; try again once it is ACTIVE' % (
+                    lease.status_reason))
         if lease.status in states.LEASE_BUSY or running:
             raise exceptions.LeaseBusy(
                 id=lease.id, status=lease.status,

@@ -220,6 +220,21 @@ class ResourcePlugin(abc.ABC):
     def before_end(self, ctx, lease, reservation, event):
         """Act before the end (notice, snapshot...).  Default: nothing."""
 
+    #: Whether :meth:`start_waits_for` may hold a start back: the event
+    #: engine asks only then (a burst of starts is its hot path).
+    waits_at_start = False
+
+    def start_waits_for(self, ctx, lease, reservation, now):
+        """Why the reservation's resources cannot be handed over yet (a
+        sentence: "host(s) c1 (waking) to boot"), or None.
+
+        A start that a plugin holds back waits, unclaimed and costing no
+        attempt, its lease ``STARTING`` with the reason, and is tried again
+        a few seconds later.  A plugin must stop holding it back after a
+        bounded time.  Default: never.
+        """
+        return None
+
     def heal(self, ctx):
         """Repair reservations whose resources failed.
 

@@ -129,7 +129,7 @@ def _together(engine, ctx, claims, token):
                     engine.acts_in_cloud(lease)):
                 alone.append(claim)
                 continue
-            if not engine.admit(lease, event, now):
+            if not engine.admit(ctx, lease, event, now):
                 put_back = True
                 continue
             engine.apply_changes(ctx, lease, event)

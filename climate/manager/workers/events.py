@@ -92,6 +92,9 @@ _RUN_ORDER = {lease_events.START: 0, lease_events.BEFORE_END: 1,
 _CLAIM_ORDER = (lease_events.END, lease_events.START, lease_events.BEFORE_END,
                 lease_events.NOTIFICATION)
 _WAIT_FOR_EARLIER = datetime.timedelta(seconds=1)
+# How soon a start held back by its resources (hosts booting) looks again:
+# the power planner reads a booting host every 30 s at most.
+_WAIT_FOR_RESOURCES = datetime.timedelta(seconds=5)
 # How long a saturated engine waits for more free slots before claiming.
 _REFILL_WAIT = 0.05
 
@@ -399,7 +402,7 @@ class EventEngine(worker_base.Worker):
         """
         with db_api.writer(ctx):
             lease, event = self._locked(ctx, event_id, token, lease_id)
-            if not self.admit(lease, event, dates.utcnow()):
+            if not self.admit(ctx, lease, event, dates.utcnow()):
                 return None, None
             if (event.event_type == lease_events.NOTIFICATION or
                     not self.acts_in_cloud(lease)):
@@ -413,7 +416,7 @@ class EventEngine(worker_base.Worker):
         event, which waits for nothing, after the engine's own)."""
         return _RUN_ORDER.get(event_type, len(_RUN_ORDER))
 
-    def admit(self, lease, event, now):
+    def admit(self, ctx, lease, event, now):
         """Whether a claimed event runs now, its lease and event locked
         and its claim checked: True with its attempt counted and the lease
         marked; False when it was put back (rescheduled, or waiting for an
@@ -437,6 +440,15 @@ class EventEngine(worker_base.Worker):
             # another manager) must run first
             self._release(event, now + _WAIT_FOR_EARLIER)
             return False
+        if event.event_type == lease_events.START:
+            why = self._start_waits_for(ctx, lease, now)
+            if why:
+                self._release(event, now + _WAIT_FOR_RESOURCES)
+                db_api.set_status(lease, 'lease', states.STARTING)
+                lease.status_reason = '%s%s; waited %d s so far' % (
+                    lease_events.START_WAITS, why, max(0, (
+                        now - lease.start_date).total_seconds()))
+                return False
         if (event.event_type == lease_events.BEFORE_END and
                 lease.status != states.ACTIVE):
             # before_end of a lease that never became active: nothing to
@@ -446,6 +458,22 @@ class EventEngine(worker_base.Worker):
             return False
         self._begin_attempt(lease, event)
         return True
+
+    def _start_waits_for(self, ctx, lease, now):
+        """What holds the lease's start back (``plugin.start_waits_for``
+        of its live reservations, joined, read in the caller's
+        transaction), or None."""
+        waiting = [res for res in lease.reservations
+                   if res.status != states.RES_DELETED and
+                   self.plugins.get(res.resource_type).waits_at_start]
+        if not waiting:
+            return None
+        value = plugin_values.Lease.of(lease)
+        reasons = [self.plugins.get(res.resource_type).start_waits_for(
+            ctx, value, plugin_values.Reservation.of(res), now)
+            for res in waiting]
+        reasons = [r for r in reasons if r]
+        return '; '.join(reasons) if reasons else None
 
     @staticmethod
     def _begin_attempt(lease, event):
@@ -507,6 +535,15 @@ class EventEngine(worker_base.Worker):
                 event.event_type + ' attempt'):
             # the retry note of this very event is stale now
             lease.status_reason = None
+        elif (event.event_type == lease_events.START and
+              (lease.status_reason or '').startswith(lease_events.START_WAITS)):
+            # what the lease waited for is kept, in the past tense
+            lease.status_reason = 'started %d s after its start date, ' \
+                'once its resources were ready (%s)' % (
+                    max(0, (dates.utcnow() - lease.start_date
+                            ).total_seconds()),
+                    lease.status_reason[len(lease_events.START_WAITS):].split(
+                        '; waited ')[0])[:4000]
         if event.event_type == lease_events.START:
             db_api.set_status(lease, 'lease', states.ACTIVE)
         elif event.event_type == lease_events.END:

@@ -474,6 +474,33 @@ class PhysicalHostPlugin(base.ResourcePlugin):
                          self._hosts(ctx, reservation.id))
         db_hosts.allocations_remove(ctx, reservation.id)
 
+    # -- power ----------------------------------------------------------------
+
+    @property
+    def waits_at_start(self):
+        return CONF.power.enabled
+
+    def start_waits_for(self, ctx, lease, reservation, now):
+        """The hosts the power planner has off or waking: the lease gets
+        its hosts once they are up.  Not past ``[power] wake_grace`` after
+        its start: healing has replaced such a host by then, or flagged
+        the lease, and the start goes on with what it holds."""
+        if not CONF.power.enabled or now >= lease.start_date + \
+                datetime.timedelta(seconds=CONF.power.wake_grace):
+            return None
+        held = [a.computehost_id
+                for a in db_hosts.allocations_of(ctx, reservation.id)
+                if a.end_date > now and
+                a.start_date <= max(now, lease.start_date)]
+        asleep = db_power.asleep(ctx, held)
+        if not asleep:
+            return None
+        names = {row.id: row.hypervisor_hostname
+                 for row in db_hosts.hosts_by_ids(ctx, sorted(asleep))}
+        return 'host(s) %s to boot' % ', '.join(
+            '%s (%s)' % (names.get(host_id, host_id), asleep[host_id])
+            for host_id in sorted(asleep))
+
     # -- healing --------------------------------------------------------------
 
     def heal(self, ctx):

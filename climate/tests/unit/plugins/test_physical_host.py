@@ -3,6 +3,7 @@ updates that keep or refuse, healing, and no double booking."""
 
 import concurrent.futures
 import datetime
+import time
 
 import pytest
 
@@ -299,6 +300,62 @@ def test_a_host_that_does_not_wake_in_time_is_healed_as_down(
         conf.clear_override('enabled', 'power')
         assert plugin.heal(ctx) == []
         assert hosts_of(env, active) == ['2']
+    finally:
+        conf.clear_override('enabled', 'power')
+
+
+def test_a_start_waits_for_its_sleeping_host_and_says_so(env, monkeypatch):
+    from oslo_config import cfg
+    from climate.db import power as db_power
+    from climate.plugins import values as plugin_values
+    conf = cfg.CONF
+    add_hosts(env, 1)
+    plugin = env.plugin('physical:host')
+    ctx = context.admin_context()
+    monkeypatch.setattr(env.manager.power_planner, 'run_once', lambda: None)
+    db_power.set_state(ctx, 1, db_power.OFF,
+                       dates.utcnow() - datetime.timedelta(hours=3))
+    conf.set_override('enabled', True, 'power')
+    try:
+        lease = host_lease(env, 'sleepy', 'now', '2090-01-01 00:00')
+        deadline = time.monotonic() + 10
+        while not (_lease(env, lease['id'])['status_reason'] or
+                   '').startswith('start waits for'):
+            assert time.monotonic() < deadline, _lease(env, lease['id'])
+            time.sleep(0.05)
+        waiting = _lease(env, lease['id'])
+        assert waiting['status'] == 'STARTING'
+        assert waiting['status_reason'].startswith(
+            'start waits for host(s) h00 (off) to boot; waited '), waiting
+        assert [c[0] for c in env.backend.calls] == []  # not handed over
+        # a change meanwhile: refused, saying why
+        resp = env.request('PUT', '/v1/leases/' + lease['id'],
+                           body={'name': 'renamed'})
+        assert resp.status_int == 409, resp.text
+        assert 'its start waits for host(s) h00 (off) to boot' in \
+            resp.json['error_message'], resp.text
+        # the planner's wake under way, then the host up
+        db_power.set_state(ctx, 1, db_power.WAKING, dates.utcnow(),
+                           need_at=dates.utcnow())
+        db_power.set_state(ctx, 1, db_power.ON, dates.utcnow(),
+                           boot_seconds=60)
+        started = wait_status(env, lease['id'], 'ACTIVE', timeout=20)
+        reason = started['status_reason']
+        assert reason.startswith('started ') and any(reason.endswith(
+            'after its start date, once its resources were ready (host(s) '
+            'h00 (%s) to boot)' % state) for state in ('off', 'waking')), \
+            started
+        assert [c[0] for c in env.backend.calls] == ['start']
+        # never past the grace: by then healing has done what it can
+        value = plugin_values.Lease.from_view(started)
+        res = plugin_values.Reservation.from_view(started['reservations'][0])
+        db_power.set_state(ctx, 1, db_power.OFF, dates.utcnow())
+        soon = value.start_date + datetime.timedelta(seconds=10)
+        assert plugin.start_waits_for(ctx, value, res, soon) == \
+            'host(s) h00 (off) to boot'
+        late = value.start_date + datetime.timedelta(
+            seconds=conf.power.wake_grace)
+        assert plugin.start_waits_for(ctx, value, res, late) is None
     finally:
         conf.clear_override('enabled', 'power')
 

@@ -57,6 +57,10 @@ from climate.scheduling import hosts as sched
 from climate import states
 
 LOG = logging.getLogger(__name__)
+#: How many more of the best-fitting free hosts a lease starting now
+#: looks at for hosts that are on (the power planner's sleeping hosts go
+#: after them).
+AWAKE_LOOKAHEAD = 16
 CONF = cfg.CONF
 
 RESOURCE_TYPE = 'physical:host'
@@ -252,14 +256,18 @@ class PhysicalHostPlugin(base.ResourcePlugin):
             missing = want - len(accepted)
             if missing <= 0:
                 break
+            awake_first = self._awake_first(start)
             rows, free = db_hosts.free_candidates(
-                ctx, matching, start, end, missing,
+                ctx, matching, start, end,
+                missing + AWAKE_LOOKAHEAD if awake_first else missing,
                 sched.fit_horizon(start, end), exclude_reservation,
                 skip | set(accepted))
             if free + len(accepted) < need or not rows:
                 break
             # ranked by the choice rule already
             chosen = [row[0] for row in rows]
+            if awake_first:
+                chosen = self._awake_ones_first(ctx, chosen)[:missing]
             locked = db_hosts.lock_hosts(ctx, chosen, inventories)
             lost = (set(chosen) - locked) | db_hosts.overlapping_hosts(
                 ctx, locked, start, end, exclude_reservation)
@@ -278,6 +286,27 @@ class PhysicalHostPlugin(base.ResourcePlugin):
             ctx, reservation_id, lease_id, accepted, start, end,
             locked=inventories if exclude_reservation is None else None)
         return accepted
+
+    @staticmethod
+    def _awake_first(start):
+        """Whether a window starting at ``start`` prefers hosts that are
+        on: the power planner runs, and the window starts before a host
+        asleep now could be woken for it."""
+        if not CONF.power.enabled:
+            return False
+        lead = CONF.power.default_boot_time + CONF.power.wake_margin
+        return start < dates.utcnow() + datetime.timedelta(seconds=lead)
+
+    @staticmethod
+    def _awake_ones_first(ctx, ranked):
+        """``ranked`` (host ids, best fit first) with the hosts the power
+        planner has off or waking after the others, each group in its
+        order: a lease that starts now waits for no boot that another
+        host, on and nearly as good a fit, spares it.  Energy is not the
+        price: the host asleep stays asleep."""
+        asleep = db_power.asleep(ctx, ranked)
+        return ([h for h in ranked if h not in asleep] +
+                [h for h in ranked if h in asleep])
 
     def _not_enough(self, ctx, matching, count, start, end,
                     exclude_reservation=None, what=None, taken=()):

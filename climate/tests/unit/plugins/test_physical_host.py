@@ -360,6 +360,35 @@ def test_a_start_waits_for_its_sleeping_host_and_says_so(env, monkeypatch):
         conf.clear_override('enabled', 'power')
 
 
+def test_a_lease_starting_now_takes_a_host_that_is_on(env, monkeypatch):
+    from oslo_config import cfg
+    from climate.db import power as db_power
+    conf = cfg.CONF
+    add_hosts(env, 3)
+    ctx = context.admin_context()
+    monkeypatch.setattr(env.manager.power_planner, 'run_once', lambda: None)
+    # without the planner the fit rule alone: the lowest id of equals
+    first = host_lease(env, 'plain', '2090-01-01 00:00', '2090-01-02 00:00')
+    assert hosts_of(env, first) == ['1']
+    later = dates.utcnow() - datetime.timedelta(hours=1)
+    db_power.set_state(ctx, 1, db_power.OFF, later)
+    db_power.set_state(ctx, 2, db_power.WAKING, later, need_at=later)
+    conf.set_override('enabled', True, 'power')
+    try:
+        now = host_lease(env, 'now', 'now', '2090-01-01 00:00')
+        assert hosts_of(env, now) == ['3']
+        wait_status(env, now['id'], 'ACTIVE')
+        # the asleep ones when no other is free, best fit first
+        more = host_lease(env, 'more', 'now', '2090-01-01 00:00')
+        assert hosts_of(env, more) == ['1']
+        # far enough ahead to wake one: the fit rule alone
+        ahead = host_lease(env, 'ahead', '2090-02-01 00:00',
+                           '2090-02-02 00:00')
+        assert hosts_of(env, ahead) == ['1']
+    finally:
+        conf.clear_override('enabled', 'power')
+
+
 def _overlaps():
     """(host bookings, pairs of them overlapping on one host)."""
     ctx = context.admin_context()

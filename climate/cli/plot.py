@@ -54,6 +54,19 @@ def _pyplot():
     return mdates, pyplot, ticker
 
 
+def _finish(fig, ax, mdates, path, title, legend=True, grid_axis='both'):
+    """A chart's time axis, title, grid and legend, then the file."""
+    ax.set_xlabel('time (UTC)')
+    ax.set_title(title)
+    ax.xaxis.set_major_formatter(mdates.DateFormatter('%m-%d %H:%M'))
+    fig.autofmt_xdate()
+    ax.grid(True, axis=grid_axis, alpha=0.3)
+    if legend:
+        ax.legend(loc='upper right')
+    fig.tight_layout()
+    fig.savefig(path)
+
+
 def draw_energy(path, steps, title='Energy saved'):
     """Write the kWh saved step by step to ``path`` as a bar chart."""
     mdates, pyplot, _ticker = _pyplot()
@@ -66,15 +79,8 @@ def draw_energy(path, steps, title='Energy saved'):
                    label='kWh saved')
         ax.set_ylim(0, max(kwh + [0.0]) * 1.1 + 0.1)
         ax.set_ylabel('kWh saved per step')
-        ax.set_xlabel('time (UTC)')
-        ax.set_title(title)
-        ax.xaxis.set_major_formatter(mdates.DateFormatter('%m-%d %H:%M'))
-        fig.autofmt_xdate()
-        ax.grid(True, axis='y', alpha=0.3)
-        if starts:
-            ax.legend(loc='upper right')
-        fig.tight_layout()
-        fig.savefig(path)
+        _finish(fig, ax, mdates, path, title, legend=bool(starts),
+                grid_axis='y')
     finally:
         pyplot.close(fig)
     return path
@@ -107,14 +113,7 @@ def draw(path, segments, matching_hosts, count=None, windows=(),
         ax.set_ylim(0, max([matching_hosts, count or 0] + counts) + 1)
         ax.yaxis.set_major_locator(ticker.MaxNLocator(integer=True))
         ax.set_ylabel('hosts (of %d matching)' % matching_hosts)
-        ax.set_xlabel('time (UTC)')
-        ax.set_title(title)
-        ax.xaxis.set_major_formatter(mdates.DateFormatter('%m-%d %H:%M'))
-        fig.autofmt_xdate()
-        ax.grid(True, alpha=0.3)
-        ax.legend(loc='upper right')
-        fig.tight_layout()
-        fig.savefig(path)
+        _finish(fig, ax, mdates, path, title)
     finally:
         pyplot.close(fig)
     return path

@@ -24,6 +24,11 @@ CAPACITY_COLUMNS = ('resource_class', 'start', 'end', 'reserved_peak',
                     'reserved_share', 'unit')
 
 
+def _add_step(parser):
+    parser.add_argument('--step', metavar='<duration>',
+                        help='Length of a step: 1h, 1d, 1w... (default: 1d)')
+
+
 class ShowUsage(lister.Lister):
     """Reserved resource-hours of a project over a period.
 
@@ -71,9 +76,7 @@ class ShowCapacityUsage(lister.Lister):
         common.add_period(parser, 'Start of the period (default: now)',
                           'End of the period (default: 30 days after its '
                           'start)')
-        parser.add_argument('--step', metavar='<duration>',
-                            help='Length of a step: 1h, 1d, 1w... '
-                                 '(default: 1d)')
+        _add_step(parser)
         parser.add_argument('--resource-class', metavar='<class>',
                             help='One class only (HOST, VCPU, VOLUME_GB, '
                                  'FLOATING_IP...)')
@@ -103,9 +106,7 @@ class ShowEnergyUsage(lister.Lister):
                           'day of this month; a date or "now")',
                           'End of the period (default: the first day of '
                           'next month)')
-        parser.add_argument('--step', metavar='<duration>',
-                            help='Length of a step: 1h, 1d, 1w... '
-                                 '(default: 1d)')
+        _add_step(parser)
         parser.add_argument('--by-host', action='store_true',
                             help='One row per host that was off, most '
                                  'saved first')

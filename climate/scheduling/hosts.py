@@ -69,6 +69,16 @@ def choose(candidates, start, end, count, horizon=None, asleep=None):
     return [c.host_id for c in ranked[:count]]
 
 
+def awake_first(ranked, asleep):
+    """``ranked`` (host ids, best fit first) with the ``asleep`` ones after
+    the others, each group in its order: what a lease that starts before
+    a sleeping host could be woken takes (it waits for no boot another
+    host spares it; the sleeping host stays asleep, so energy is not the
+    price)."""
+    return ([h for h in ranked if h not in asleep] +
+            [h for h in ranked if h in asleep])
+
+
 def fit_horizon(start, end):
     """How far the choice rule looks around a window: a free stretch
     longer than this on one side is as good as an open one."""

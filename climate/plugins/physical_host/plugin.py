@@ -267,7 +267,8 @@ class PhysicalHostPlugin(base.ResourcePlugin):
             # ranked by the choice rule already
             chosen = [row[0] for row in rows]
             if awake_first:
-                chosen = self._awake_ones_first(ctx, chosen)[:missing]
+                chosen = sched.awake_first(
+                    chosen, db_power.asleep(ctx, chosen))[:missing]
             locked = db_hosts.lock_hosts(ctx, chosen, inventories)
             lost = (set(chosen) - locked) | db_hosts.overlapping_hosts(
                 ctx, locked, start, end, exclude_reservation)
@@ -296,17 +297,6 @@ class PhysicalHostPlugin(base.ResourcePlugin):
             return False
         lead = CONF.power.default_boot_time + CONF.power.wake_margin
         return start < dates.utcnow() + datetime.timedelta(seconds=lead)
-
-    @staticmethod
-    def _awake_ones_first(ctx, ranked):
-        """``ranked`` (host ids, best fit first) with the hosts the power
-        planner has off or waking after the others, each group in its
-        order: a lease that starts now waits for no boot that another
-        host, on and nearly as good a fit, spares it.  Energy is not the
-        price: the host asleep stays asleep."""
-        asleep = db_power.asleep(ctx, ranked)
-        return ([h for h in ranked if h not in asleep] +
-                [h for h in ranked if h in asleep])
 
     def _not_enough(self, ctx, matching, count, start, end,
                     exclude_reservation=None, what=None, taken=()):

@@ -52,6 +52,13 @@ def test_among_equal_slack_awake_hosts_come_before_sleeping_ones():
         [3, 4, 1, 2, 5]
 
 
+def test_awake_first_puts_the_sleeping_hosts_last_in_their_order():
+    assert sched.awake_first([3, 5, 2, 4, 1], {3, 4}) == [5, 2, 1, 3, 4]
+    assert sched.awake_first([3, 5], set()) == [3, 5]
+    assert sched.awake_first([3, 5], {3, 5}) == [3, 5]
+    assert sched.awake_first([], {1}) == []
+
+
 candidates_st = st.lists(
     st.tuples(st.one_of(st.none(), st.integers(0, 10)),
               st.one_of(st.none(), st.integers(12, 22)), st.booleans()),

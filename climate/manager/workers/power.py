@@ -34,6 +34,7 @@ import datetime
 
 from oslo_config import cfg
 from oslo_log import log as logging
+from oslo_utils import strutils
 
 from climate import context as climate_context
 from climate.db import models
@@ -49,6 +50,10 @@ LOG = logging.getLogger(__name__)
 CONF = cfg.CONF
 
 LOCK_NAME = 'host_power'
+#: The extra capability an operator sets on a host under work
+#: (``PUT /v1/os-hosts/{id}`` with ``{"maintenance": "true"}``): its power
+#: is theirs, the planner neither powers it off nor wakes it.
+MAINTENANCE = 'maintenance'
 #: Seconds between two looks at a host still booting, at most.
 BOOT_POLL = 30
 
@@ -79,6 +84,12 @@ def horizon(settings, interval, longest_boot):
         boot = max(boot, datetime.timedelta(seconds=longest_boot))
     return (boot + settings.wake_margin + settings.min_off +
             datetime.timedelta(seconds=interval))
+
+
+def in_maintenance(facts):
+    """Whether a host's :data:`MAINTENANCE` capability says it is under
+    work (``true``, ``yes``, ``on``, ``1``; anything else is not)."""
+    return strutils.bool_from_string(facts.get(MAINTENANCE, False))
 
 
 def _first_line(exc):
@@ -173,7 +184,8 @@ class PowerPlanner(periodic.PeriodicTask):
             boot_seconds=record.boot_seconds if record else None,
             # servers on a host are Nova's to tell: the nova-compute step
             # of the backend refuses to power off a busy host (HostBusy)
-            has_servers=False, maintenance=False, disabled=row.disabled,
+            has_servers=False, maintenance=in_maintenance(host.facts),
+            disabled=row.disabled,
             reservable=row.reservable, managed=True)
 
     @staticmethod

@@ -132,6 +132,29 @@ def test_protected_hosts_are_never_powered_off(ctx):
     assert [name for _when, name, _state in backend.history] == ['free']
 
 
+def test_a_host_in_maintenance_is_left_to_the_operator(ctx):
+    working = add_host(ctx, 'working', caps={'maintenance': 'true'})
+    idle = add_host(ctx, 'idle', caps={'maintenance': 'false'})
+    clock = Clock()
+    task, backend = make(clock=clock)
+    result = task.run_once()
+    # free for long, both: only the one not under work goes off
+    assert result.actions == [plan_power.Action(idle, plan_power.POWER_OFF,
+                                                plan_power.FREE)]
+    assert record(ctx, working).state == 'on'
+    # the operator powered it off for their work: a booking due does not
+    # wake it (its power is theirs)
+    backend.power_off({'hypervisor_hostname': 'working'}, None)
+    db_power.set_state(ctx, working, db_power.OFF, clock())
+    book(ctx, working, at(10), at(70))
+    clock.when = at(5)
+    assert [a.host_id for a in task.run_once().actions] == []
+    assert record(ctx, working).state == 'off'
+    assert planner.in_maintenance({'maintenance': 'yes'})
+    assert not planner.in_maintenance({'maintenance': 'soon'})
+    assert not planner.in_maintenance({})
+
+
 class FailingBackend(static.StaticPowerBackend):
     """The static backend with one host's switch unreachable."""
 

@@ -445,9 +445,9 @@ class EventEngine(worker_base.Worker):
             if why:
                 self._release(event, now + _WAIT_FOR_RESOURCES)
                 db_api.set_status(lease, 'lease', states.STARTING)
-                lease.status_reason = '%s%s; waited %d s so far' % (
+                lease.status_reason = ('%s%s; waited %d s so far' % (
                     lease_events.START_WAITS, why, max(0, (
-                        now - lease.start_date).total_seconds()))
+                        now - lease.start_date).total_seconds())))[:4000]
                 return False
         if (event.event_type == lease_events.BEFORE_END and
                 lease.status != states.ACTIVE):

@@ -61,6 +61,8 @@ LOG = logging.getLogger(__name__)
 #: looks at for hosts that are on (the power planner's sleeping hosts go
 #: after them).
 AWAKE_LOOKAHEAD = 16
+#: How many of the hosts a start waits for its reason names.
+WAITING_NAMED = 5
 CONF = cfg.CONF
 
 RESOURCE_TYPE = 'physical:host'
@@ -514,11 +516,14 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         asleep = db_power.asleep(ctx, held)
         if not asleep:
             return None
+        # a reservation may hold thousands: the reason names a few
+        named = sorted(asleep)[:WAITING_NAMED]
         names = {row.id: row.hypervisor_hostname
-                 for row in db_hosts.hosts_by_ids(ctx, sorted(asleep))}
-        return 'host(s) %s to boot' % ', '.join(
+                 for row in db_hosts.hosts_by_ids(ctx, named)}
+        more = len(asleep) - len(named)
+        return 'host(s) %s%s to boot' % (', '.join(
             '%s (%s)' % (names.get(host_id, host_id), asleep[host_id])
-            for host_id in sorted(asleep))
+            for host_id in named), ' and %d more' % more if more else '')
 
     # -- healing --------------------------------------------------------------
 

@@ -356,6 +356,12 @@ def test_a_start_waits_for_its_sleeping_host_and_says_so(env, monkeypatch):
         late = value.start_date + datetime.timedelta(
             seconds=conf.power.wake_grace)
         assert plugin.start_waits_for(ctx, value, res, late) is None
+        # many hosts asleep: a few named, the rest counted
+        monkeypatch.setattr(db_power, 'asleep', lambda _ctx, ids: {
+            i: db_power.WAKING for i in range(1, 9)})
+        assert plugin.start_waits_for(ctx, value, res, soon) == (
+            'host(s) h00 (waking), 2 (waking), 3 (waking), 4 (waking), '
+            '5 (waking) and 3 more to boot')
     finally:
         conf.clear_override('enabled', 'power')
 

@@ -1,19 +1,16 @@
 """The ``redfish`` power backend against a real Redfish BMC emulator.
 
 sushy-tools' ``sushy-emulator`` runs with its fake systems driver (no
-libvirt, no cloud) on 127.0.0.1 and a free port, for the whole module;
-its state is kept in the module's temporary folder.  The fake driver
-applies a power change some time after it is asked (1 to 11 s, at
-random): the emulator's configuration (a Python file, as Flask reads it)
-makes that at most 1 s so the module stays fast, which keeps the
-backend's wait for a transition in play.  The emulator not starting
-fails the module: these tests never skip.
+libvirt, no cloud) on 127.0.0.1 and a free port, for the whole module
+(``climate.tests.redfish_emulator``: power changes land within 1 s, which
+keeps the backend's wait for a transition in play); its state is kept in
+the module's temporary folder.  The emulator not starting fails the
+module: these tests never skip.
 """
 
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -27,102 +24,25 @@ from climate.conf import power_backends as power_conf
 from climate import exceptions
 from climate.plugins.physical_host.power import base
 from climate.plugins.physical_host.power import redfish
+from climate.tests import redfish_emulator
 
 ON_ID = '0c0f0a31-1d6b-4c2e-9f6c-000000000001'
 OFF_ID = '0c0f0a31-1d6b-4c2e-9f6c-000000000002'
-SYSTEMS = '/redfish/v1/Systems/'
-START_TIMEOUT = 15
-
-EMULATOR_CONFIG = '''
-SUSHY_EMULATOR_LISTEN_IP = '127.0.0.1'
-SUSHY_EMULATOR_FAKE_DRIVER = True
-SUSHY_EMULATOR_STATE_DIR = %(state)r
-SUSHY_EMULATOR_FAKE_SYSTEMS = [
-    {'uuid': %(on)r, 'name': 'host-on', 'power_state': 'On', 'nics': []},
-    {'uuid': %(off)r, 'name': 'host-off', 'power_state': 'Off', 'nics': []},
-]
-
-# power changes land within 1 s instead of 1 to 11 s (see the test module)
-import random as _random
-from sushy_tools.emulator.resources.systems import fakedriver as _fake
-
-
-class _SoonRandom(_random.Random):
-    def randint(self, low, high):
-        return 1
-
-
-_fake.random = _SoonRandom()
-'''
-
-
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
-
-
-class Emulator:
-    def __init__(self, folder):
-        self.folder = folder
-        self.port = free_port()
-        self.url = 'http://127.0.0.1:%d' % self.port
-        self.log_path = os.path.join(folder, 'emulator.log')
-        self.proc = None
-
-    def start(self):
-        config = os.path.join(self.folder, 'emulator.conf')
-        with open(config, 'w') as out:
-            out.write(EMULATOR_CONFIG % {
-                'state': os.path.join(self.folder, 'state'),
-                'on': ON_ID, 'off': OFF_ID})
-        log = open(self.log_path, 'w')
-        self.proc = subprocess.Popen(
-            [sys.executable, '-m', 'sushy_tools.emulator.main',
-             '--config', config, '--interface', '127.0.0.1',
-             '--port', str(self.port)],
-            stdout=log, stderr=subprocess.STDOUT, cwd=self.folder)
-        log.close()
-        deadline = time.monotonic() + START_TIMEOUT
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                break
-            try:
-                if requests.get(self.url + '/redfish/v1/',
-                                timeout=1).status_code == 200:
-                    return
-            except requests.RequestException:
-                pass
-            time.sleep(0.1)
-        self.stop()
-        with open(self.log_path) as log:
-            pytest.fail('sushy-emulator did not start on %s:\n%s' % (
-                self.url, log.read()[-3000:]))
-
-    def stop(self):
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
-
-    def resets(self, identity):
-        """ResetType values POSTed to a system so far, from the emulator's
-        request log."""
-        with open(self.log_path) as log:
-            return sum(1 for line in log if 'POST %s%s/Actions/Computer'
-                       'System.Reset' % (SYSTEMS, identity) in line)
-
-    def system_url(self, identity):
-        return self.url + SYSTEMS + identity
+SYSTEMS = redfish_emulator.SYSTEMS
+free_port = redfish_emulator.free_port
+START_TIMEOUT = redfish_emulator.START_TIMEOUT
 
 
 @pytest.fixture(scope='module')
 def emulator(tmp_path_factory):
-    emu = Emulator(str(tmp_path_factory.mktemp('redfish')))
-    emu.start()
+    emu = redfish_emulator.Emulator(
+        str(tmp_path_factory.mktemp('redfish')),
+        [redfish_emulator.system(ON_ID, 'host-on', 'On'),
+         redfish_emulator.system(OFF_ID, 'host-off', 'Off')])
+    try:
+        emu.start()
+    except redfish_emulator.EmulatorFailed as exc:
+        pytest.fail(str(exc))
     yield emu
     emu.stop()
 
@@ -211,6 +131,23 @@ def test_an_unreachable_bmc_is_cloud_unavailable(emulator):
             action(host('h-dead', redfish_system=dead))
         assert 'Redfish' in str(caught.value)
     assert time.monotonic() - started < 5
+
+
+def test_a_refused_power_on_is_cloud_unavailable(emulator):
+    backend = make_backend()
+    target = host('h-off', redfish_system=emulator.system_url(OFF_ID))
+    assert backend.state(target).power == 'off'
+    emulator.refuse_power_on(OFF_ID)
+    try:
+        with pytest.raises(exceptions.CloudUnavailable) as caught:
+            backend.power_on(target)
+        assert 'Redfish' in str(caught.value)
+        assert backend.state(target).power == 'off'
+    finally:
+        emulator.allow_power_on()
+    # the BMC answers again: the same call powers it on
+    assert backend.power_on(target).power == 'on'
+    assert backend.power_off(target).power == 'off'
 
 
 def test_a_system_the_bmc_lacks_is_cloud_unavailable(emulator):

@@ -406,10 +406,12 @@ class ClimateServices:
     def log(self, name):
         return self.logdir / f'{name}.log'
 
-    def start(self, name):
+    def start(self, name, config=None):
+        """Start ``name`` with ``config`` (a path; default: the session's
+        config file)."""
         with open(self.log(name), 'ab') as log:
             self.procs[name] = subprocess.Popen(
-                [_executable(name), '--config-file', str(self.config)],
+                [_executable(name), '--config-file', str(config or self.config)],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 start_new_session=True)
 
@@ -439,10 +441,13 @@ class ClimateServices:
                             pytrace=False)
             time.sleep(0.2)
 
-    def stop(self):
+    def stop(self, *names):
+        """Stop ``names`` (default: every one of them) by their process groups."""
         t0 = time.monotonic()
-        _stop_groups(list(self.procs.values()))
-        sys.stderr.write(f'climate services stopped in {time.monotonic() - t0:.1f} s\n')
+        _stop_groups([self.procs.pop(name) for name in names or list(self.procs)
+                      if name in self.procs])
+        sys.stderr.write(f'climate services {" ".join(names) or "all"} stopped in '
+                         f'{time.monotonic() - t0:.1f} s\n')
 
 
 @pytest.fixture(scope='session')

@@ -235,6 +235,14 @@ class ResourcePlugin(abc.ABC):
         """
         return None
 
+    def start_gave_up_on(self, ctx, lease, reservation, now):
+        """What the start of a lease that waited no longer waits for
+        though it is still not ready, once :meth:`start_waits_for` has
+        stopped holding it back (a sentence: "host(s) c1 (waking) did not
+        boot within ..."), or None: the lease's reason says it started
+        without it rather than once it was ready.  Default: nothing."""
+        return None
+
     def heal(self, ctx):
         """Repair reservations whose resources failed.
 

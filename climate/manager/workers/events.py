@@ -463,13 +463,21 @@ class EventEngine(worker_base.Worker):
         """What holds the lease's start back (``plugin.start_waits_for``
         of its live reservations, joined, read in the caller's
         transaction), or None."""
+        return self._ask_waiting(ctx, lease, now, 'start_waits_for')
+
+    def _start_gave_up_on(self, ctx, lease, now):
+        """What the start no longer waits for though it is not ready
+        (``plugin.start_gave_up_on``, joined), or None."""
+        return self._ask_waiting(ctx, lease, now, 'start_gave_up_on')
+
+    def _ask_waiting(self, ctx, lease, now, method):
         waiting = [res for res in lease.reservations
                    if res.status != states.RES_DELETED and
                    self.plugins.get(res.resource_type).waits_at_start]
         if not waiting:
             return None
         value = plugin_values.Lease.of(lease)
-        reasons = [self.plugins.get(res.resource_type).start_waits_for(
+        reasons = [getattr(self.plugins.get(res.resource_type), method)(
             ctx, value, plugin_values.Reservation.of(res), now)
             for res in waiting]
         reasons = [r for r in reasons if r]
@@ -537,13 +545,22 @@ class EventEngine(worker_base.Worker):
             lease.status_reason = None
         elif (event.event_type == lease_events.START and
               (lease.status_reason or '').startswith(lease_events.START_WAITS)):
-            # what the lease waited for is kept, in the past tense
-            lease.status_reason = 'started %d s after its start date, ' \
-                'once its resources were ready (%s)' % (
-                    max(0, (dates.utcnow() - lease.start_date
-                            ).total_seconds()),
-                    lease.status_reason[len(lease_events.START_WAITS):].split(
-                        '; waited ')[0])[:4000]
+            # what the lease waited for is kept, in the past tense; a
+            # wait that ended at the plugin's bound, not with the
+            # resources ready, says what is still missing
+            now = dates.utcnow()
+            late = max(0, (now - lease.start_date).total_seconds())
+            missing = self._start_gave_up_on(ctx, lease, now)
+            if missing:
+                lease.status_reason = 'started %d s after its start date, ' \
+                    'its resources not all ready: %s' % (late, missing)
+            else:
+                lease.status_reason = 'started %d s after its start ' \
+                    'date, once its resources were ready (%s)' % (
+                        late, lease.status_reason[
+                            len(lease_events.START_WAITS):].split(
+                            '; waited ')[0])
+            lease.status_reason = lease.status_reason[:4000]
         if event.event_type == lease_events.START:
             db_api.set_status(lease, 'lease', states.ACTIVE)
         elif event.event_type == lease_events.END:

@@ -509,6 +509,24 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         if not CONF.power.enabled or now >= lease.start_date + \
                 datetime.timedelta(seconds=CONF.power.wake_grace):
             return None
+        asleep = self._asleep_text(ctx, reservation, lease, now)
+        return asleep and '%s to boot' % asleep
+
+    def start_gave_up_on(self, ctx, lease, reservation, now):
+        """Past ``[power] wake_grace``, the hosts of the reservation still
+        off or waking, which its start no longer waits for."""
+        if not CONF.power.enabled or now < lease.start_date + \
+                datetime.timedelta(seconds=CONF.power.wake_grace):
+            return None
+        asleep = self._asleep_text(ctx, reservation, lease, now)
+        return asleep and '%s did not boot within [power] wake_grace ' \
+            '(%d s)' % (asleep, CONF.power.wake_grace)
+
+    @staticmethod
+    def _asleep_text(ctx, reservation, lease, now):
+        """The hosts the reservation holds that the planner has off or
+        waking, as the reasons name them ("host(s) c1 (waking), ..."), or
+        None."""
         held = [a.computehost_id
                 for a in db_hosts.allocations_of(ctx, reservation.id)
                 if a.end_date > now and
@@ -521,7 +539,7 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         names = {row.id: row.hypervisor_hostname
                  for row in db_hosts.hosts_by_ids(ctx, named)}
         more = len(asleep) - len(named)
-        return 'host(s) %s%s to boot' % (', '.join(
+        return 'host(s) %s%s' % (', '.join(
             '%s (%s)' % (names.get(host_id, host_id), asleep[host_id])
             for host_id in named), ' and %d more' % more if more else '')
 

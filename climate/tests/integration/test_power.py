@@ -48,6 +48,9 @@ MIN_OFF = 4
 WAKE_GRACE = 10
 PLAN_INTERVAL = 2
 LEAD = DEFAULT_BOOT + WAKE_MARGIN
+# how far ahead the leases start: room to book (and to break a BMC)
+# before their hosts are woken
+AHEAD = 15
 # a planner pass, a Redfish transition (1 s) and the Nova calls around it,
 # on a loaded machine
 SETTLE = 30
@@ -284,18 +287,18 @@ def test_a_booking_ahead_wakes_its_host_before_the_start(
         planner, api, tokens, bmc, nova, names):
     hosts = register(api, tokens['admin'], names)
     wait_asleep(bmc, nova, names)
-    lease = host_lease(api, tokens['demo'], 'woken', 25, 120)
+    lease = host_lease(api, tokens['demo'], 'woken', AHEAD, 120)
     start = start_of(lease)
     name = held_by(api, tokens['admin'], lease['reservations'][0]['id'],
                    hosts)
     others = [n for n in names if n != name]
-    # off until its wake: it has just been booked, 25 s ahead
+    # off until its wake: it has just been booked, AHEAD s ahead
     assert bmc.state(name) == 'Off'
 
     def woken():
         return bmc.state(name) == 'On' and \
             services(nova, [name])[name].status == 'enabled' and utcnow()
-    up = wait_for(woken, 25 + SETTLE, interval=0.2,
+    up = wait_for(woken, AHEAD + SETTLE, interval=0.2,
                   message=lambda: 'host %s on with its service enabled '
                   '(%s)' % (name, bmc.state(name)))
     ahead = (start - up).total_seconds()
@@ -326,9 +329,9 @@ def test_hosts_that_do_not_wake_are_healed(planner, api, tokens, bmc, nova,
     hosts = register(api, tokens['admin'], names,
                      **{second: {'power_it': 'only'}})
     wait_asleep(bmc, nova, names)
-    only = host_lease(api, tokens['demo'], 'only-one-fits', 20, 120,
+    only = host_lease(api, tokens['demo'], 'only-one-fits', AHEAD, 120,
                       properties=json.dumps(['=', '$power_it', 'only']))
-    movable = host_lease(api, tokens['demo'], 'movable', 20, 120)
+    movable = host_lease(api, tokens['demo'], 'movable', AHEAD, 120)
     rid_only = only['reservations'][0]['id']
     rid_movable = movable['reservations'][0]['id']
     assert held_by(api, tokens['admin'], rid_only, hosts) == second
@@ -342,7 +345,7 @@ def test_hosts_that_do_not_wake_are_healed(planner, api, tokens, bmc, nova,
     def waiting():
         seen = api.lease(tokens['demo'], movable['id'])
         return seen['status'] == 'STARTING' and seen
-    seen = wait_for(waiting, 20 + SETTLE, interval=0.3,
+    seen = wait_for(waiting, AHEAD + SETTLE, interval=0.3,
                     message='the lease STARTING, waiting for its host')
     assert seen['status_reason'].startswith(
         'start waits for host(s) %s (waking) to boot' % stuck), seen
@@ -357,7 +360,7 @@ def test_hosts_that_do_not_wake_are_healed(planner, api, tokens, bmc, nova,
     def reservation(lease_id):
         return api.lease(tokens['demo'], lease_id)['reservations'][0]
     wait_for(lambda: reservation(movable['id'])['resources_changed'],
-             WAKE_GRACE + 20 + SETTLE, interval=0.3,
+             WAKE_GRACE + AHEAD + SETTLE, interval=0.3,
              message='the stuck host replaced')
     healed = (utcnow() - start).total_seconds()
     print('\nhealed %.1f s after the start (wake_grace %d s)' % (
@@ -377,6 +380,10 @@ def test_hosts_that_do_not_wake_are_healed(planner, api, tokens, bmc, nova,
     assert flagged['degraded'] is True, flagged
     flagged = api.wait_status(tokens['demo'], only['id'], 'ACTIVE',
                               timeout=SETTLE)
+    # it started without its host, and says so
+    assert flagged['status_reason'].endswith(
+        'its resources not all ready: host(s) %s (waking) did not boot '
+        'within [power] wake_grace (%d s)' % (second, WAKE_GRACE)), flagged
     for name in (second, stuck):
         assert host_row(api, tokens['admin'],
                         hosts[name]['id'])['reservable'] is False

@@ -43,6 +43,57 @@ class _Rollback(Exception):
     pass
 
 
+def _allocations(args, plugin, first, last, timer):
+    """``args.creates`` allocations (after 20 to warm up), the same
+    windows each time; prints their figures."""
+    ctx = context.admin_context()
+    params = {'resource_properties': FILTERS[args.filter],
+              'hypervisor_properties': '', 'min': 2, 'max': 2}
+    rng = random.Random(7)
+    walls, cpus = [], []
+    for n in range(args.creates + 20):
+        if n == 20:  # warm-up: the match cache, the pools
+            timer.reset()
+        start = first + datetime.timedelta(
+            minutes=rng.randint(0, int((last - first).total_seconds()
+                                       // 60)))
+        end = start + datetime.timedelta(hours=4)
+        wall, cpu = time.perf_counter(), time.process_time()
+        lease_row = common.lease_row('l-%d' % n, 'p-%d' % n, start, end)
+        lease = values.Lease(
+            id=lease_row['id'], name=lease_row['name'],
+            project_id=lease_row['project_id'],
+            user_id=lease_row['user_id'], trust_id=None,
+            status=lease_row['status'], lease_type=None,
+            start_date=start, end_date=end)
+        reservation_row = common.reservation_row(
+            'r-%d' % n, lease.id, host_plugin.RESOURCE_TYPE)
+        try:
+            with db_api.writer(ctx) as session:
+                session.execute(sa.insert(models.Lease), [lease_row])
+                session.execute(sa.insert(models.Reservation),
+                                [reservation_row])
+                plugin.reserve(ctx, lease, values.Reservation(
+                    id='r-%d' % n, lease_id=lease.id,
+                    resource_type=host_plugin.RESOURCE_TYPE,
+                    resource_id=None, status='pending', part_of=None,
+                    missing_resources=False, resources_changed=False,
+                    params=dict(params)))
+                raise _Rollback()
+        except _Rollback:
+            pass
+        if n >= 20:
+            walls.append((time.perf_counter() - wall) * 1000)
+            cpus.append((time.process_time() - cpu) * 1000)
+    matching = plugin.matching(ctx, params)
+    print('filter %s (%d hosts match): allocation wall p50 %.1f ms, '
+          'p90 %.1f ms; CPU p50 %.1f ms' % (
+              args.filter, len(matching),
+              common.percentile(walls, 50), common.percentile(walls, 90),
+              common.percentile(cpus, 50)))
+    timer.report(len(walls), 'allocation')
+
+
 def main(argv):
     parser = argparse.ArgumentParser()
     parser.add_argument('size', nargs='?', default='100000:1000000')
@@ -78,47 +129,7 @@ def main(argv):
                 time.monotonic() - began))
         timer = common.StatementTimer(db_api.get_engine())
         plugin = host_plugin.PhysicalHostPlugin()
-        ctx = context.admin_context()
-        params = {'resource_properties': FILTERS[args.filter],
-                  'hypervisor_properties': '', 'min': 2, 'max': 2}
-        rng = random.Random(7)
-        walls, cpus = [], []
-        for n in range(args.creates + 20):
-            if n == 20:  # warm-up: the match cache, the pools
-                timer.reset()
-            start = first + datetime.timedelta(
-                minutes=rng.randint(0, int((last - first).total_seconds()
-                                           // 60)))
-            end = start + datetime.timedelta(hours=4)
-            wall, cpu = time.perf_counter(), time.process_time()
-            lease_row = common.lease_row('l-%d' % n, 'p-%d' % n, start, end)
-            lease = values.Lease(
-                id=lease_row['id'], name=lease_row['name'],
-                project_id=lease_row['project_id'],
-                user_id=lease_row['user_id'], trust_id=None,
-                status=lease_row['status'], lease_type=None,
-                start_date=start, end_date=end)
-            reservation_row = common.reservation_row(
-                'r-%d' % n, lease.id, host_plugin.RESOURCE_TYPE)
-            try:
-                with db_api.writer(ctx) as session:
-                    session.execute(sa.insert(models.Lease), [lease_row])
-                    session.execute(sa.insert(models.Reservation),
-                                    [reservation_row])
-                    plugin.reserve(ctx, lease, dict(params, id='r-%d' % n))
-                    raise _Rollback()
-            except _Rollback:
-                pass
-            if n >= 20:
-                walls.append((time.perf_counter() - wall) * 1000)
-                cpus.append((time.process_time() - cpu) * 1000)
-        matching = plugin.matching(ctx, params)
-        print('filter %s (%d hosts match): allocation wall p50 %.1f ms, '
-              'p90 %.1f ms; CPU p50 %.1f ms' % (
-                  args.filter, len(matching),
-                  common.percentile(walls, 50), common.percentile(walls, 90),
-                  common.percentile(cpus, 50)))
-        timer.report(len(walls), 'allocation')
+        _allocations(args, plugin, first, last, timer)
     finally:
         db_api.get_engine().dispose()
         if args.keep:

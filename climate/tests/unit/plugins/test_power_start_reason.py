@@ -20,9 +20,11 @@ from climate.tests import fixtures
 from climate.tests.unit.plugins import test_physical_host as hosts_tests
 
 CONF = cfg.CONF
-GRACE = 1
-# the start is looked at again every 5 s while it waits
-WAIT = 20
+# long enough that the engine's first look at the start comes within it
+# on a loaded machine (the start is looked at again every 5 s while it
+# waits; a first look past the grace would not wait at all)
+GRACE = 6
+WAIT = 30
 
 
 @pytest.fixture
@@ -94,6 +96,7 @@ def test_gave_up_on_names_only_hosts_still_asleep_past_the_grace(env):
     # within the grace the start waits for it: nothing given up yet
     assert plugin.start_gave_up_on(ctx, value, res, value.start_date) is None
     assert plugin.start_gave_up_on(ctx, value, res, late) == (
-        'host(s) h00 (waking) did not boot within [power] wake_grace (1 s)')
+        'host(s) h00 (waking) did not boot within [power] wake_grace '
+        '(%d s)' % GRACE)
     CONF.set_override('enabled', False, 'power')
     assert plugin.start_gave_up_on(ctx, value, res, late) is None

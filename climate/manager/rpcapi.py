@@ -305,7 +305,10 @@ class ManagerAPI:
                 self.bus.reached()
                 raise exceptions.ServiceUnavailable(
                     reason='climate-manager did not finish the request '
-                           'within %g s' % self._call_timeout)
+                           'within %g s; it may still finish it (a lease '
+                           'create retried with the same Idempotency-Key '
+                           'header is made at most once)' %
+                           self._call_timeout)
             self.bus.failed()
             raise exceptions.MessageBusUnavailable(
                 reason='no manager answered within %g s (the message bus or '

@@ -18,6 +18,8 @@ CREATES = 500
 UPDATES = 100
 THREADS = 20
 DEADLINE = 300
+# the 503s that mean the API gave up waiting, not that nothing was made
+UNANSWERED = ('MessageBusUnavailable', 'ServiceUnavailable')
 
 # a host's allocations are its HOST bookings in the capacity ledger
 OVERLAPS = """
@@ -90,10 +92,13 @@ def test_500_contending_creates_never_double_book(climate):
     def factory():
         return procs.Client(cluster.url)
 
+    busy_answers = {}
+
     def create(client, body):
         resp = client.request('POST', '/v1/leases', expect=answers,
                               json=body)
         if resp.status_code == 503:
+            busy_answers[body['name']] = resp.json()
             return 503
         if resp.status_code == 409:
             assert resp.json()['error_name'] == 'NotEnoughHosts', resp.text
@@ -136,15 +141,31 @@ def test_500_contending_creates_never_double_book(climate):
         "AND a.resource_class = 'HOST' "
         "GROUP BY r.id HAVING count(a.id) < 1 OR count(a.id) > 5")
     print('\n%d creates from %d threads in %.1fs on %s: %d granted, %d '
-          'refused (409); %d updates: %d ok, %d refused; %d allocations, '
-          '%d overlapping' % (
+          'refused (%d of them 503); %d updates: %d ok, %d refused; %d '
+          'allocations, %d overlapping' % (
               CREATES, THREADS, took, db.engine_name, len(created),
-              CREATES - len(created), UPDATES, codes.count(200),
+              CREATES - len(created), busy, UPDATES, codes.count(200),
               codes.count(409), allocations, overlaps))
     assert overlaps == 0
     concurrency.assert_few_busy([503] * busy + [201] * (CREATES - busy))
     concurrency.assert_few_busy(codes)
-    assert leases == len(created), 'a refused create left a lease behind'
+    # A lease whose create was answered 503 for want of a manager's answer
+    # in time may exist: the manager finished it after the API gave up (by
+    # contract, a retry with the same Idempotency-Key tells).  Nothing else
+    # refused may leave one: not a 409, not a transaction lost to writers.
+    left = sorted({row.name for row in db.query('SELECT name FROM leases')} -
+                  {lease['name'] for lease in created})
+    unanswered = [name for name in left if busy_answers.get(name, {}).get(
+        'error_name') in UNANSWERED]
+    refused_left = sorted(set(left) - set(unanswered))
+    assert not refused_left, 'refused creates left leases behind: %s' % (
+        '; '.join('%s (answered %s)' % (name, busy_answers.get(
+            name, 'not 503')) for name in refused_left))
+    if unanswered:
+        print('%d creates answered 503 without a manager answer in time '
+              'were made after all: %s' % (len(unanswered),
+                                           ', '.join(unanswered)))
+    assert leases == len(created) + len(unanswered)
     assert short == [], short
     assert 0 < len(created) < CREATES, 'no contention was exercised'
     assert codes.count(200) > 0

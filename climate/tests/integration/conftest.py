@@ -408,12 +408,36 @@ class ClimateServices:
 
     def start(self, name, config=None):
         """Start ``name`` with ``config`` (a path; default: the session's
-        config file)."""
-        with open(self.log(name), 'ab') as log:
+        config file).  A manager is waited for until it serves RPC: a call
+        sent before that sits in its queue with no heartbeat, and the API
+        gives up on it after ``message_bus_timeout`` (a 503) while the
+        manager still runs it once it is up."""
+        log_path = self.log(name)
+        offset = log_path.stat().st_size if log_path.exists() else 0
+        with open(log_path, 'ab') as log:
             self.procs[name] = subprocess.Popen(
                 [_executable(name), '--config-file', str(config or self.config)],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 start_new_session=True)
+        if name == 'climate-manager':
+            self.wait_logged(name, offset, ' started (plugins: ',
+                             SERVICE_START_TIMEOUT)
+
+    def wait_logged(self, name, offset, text, timeout):
+        """Wait until ``name``'s log says ``text`` past ``offset``."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self.check_alive()
+            with open(self.log(name), 'rb') as log:
+                log.seek(offset)
+                if text.encode() in log.read():
+                    return
+            if time.monotonic() > deadline:
+                pytest.fail(f'{name} did not log {text!r} within {timeout} s; '
+                            f'last lines of {self.log(name)}:\n'
+                            f'{_tail(self.log(name).read_text(errors="replace"))}',
+                            pytrace=False)
+            time.sleep(0.2)
 
     def check_alive(self):
         for name, proc in self.procs.items():

@@ -39,6 +39,12 @@ History (also in doc/source/api-microversions.rst):
   its history over a period and the energy its power-offs saved) and
   ``GET /v1/usage/energy`` (what powering hosts off saved over a period,
   step by step and per host).
+* 1.13 - the hosts' measured idle draw: a host's power state gains
+  ``idle_watts`` and ``watts_at`` (what its switch read just before its
+  last power off, and when; null when never read), its energy figures
+  ``watts_source``, and each host of ``GET /v1/usage/energy`` the
+  ``idle_watts`` counted and ``watts_source`` (``measured`` or
+  ``configured``: ``[power] idle_watts``).
 """
 
 import re
@@ -52,7 +58,7 @@ HEADER = 'OpenStack-API-Version'
 ENVIRON_KEY = 'climate.microversion'
 
 VERSIONS = ('1.0', '1.1', '1.2', '1.3', '1.4', '1.5', '1.6', '1.7', '1.8',
-            '1.9', '1.10', '1.11', '1.12')
+            '1.9', '1.10', '1.11', '1.12', '1.13')
 MIN = VERSIONS[0]
 MAX = VERSIONS[-1]
 

@@ -44,6 +44,10 @@ BILLING_VERSION = '1.10'
 LEASE_TYPES_VERSION = '1.11'
 # 1.12: the hosts' power states, history and energy saved
 POWER_VERSION = '1.12'
+# 1.13: the hosts' measured idle watts in the power and energy answers;
+# asked first, 1.12 again from an API that does not serve it (406)
+WATTS_VERSION = '1.13'
+_POWER_VERSIONS = (WATTS_VERSION, POWER_VERSION)
 PRECREATED_FIELDS = ('server_id', 'server', 'on_end')
 LEASE_TYPE_FIELDS = ('lease_type', 'max_retries')
 
@@ -127,6 +131,18 @@ class _Manager:
 
     def _call(self, *args, **kwargs):
         return self.client.request(*args, **kwargs)
+
+    def _call_newest(self, versions, *args, **kwargs):
+        """A call at the first of ``versions`` the API serves (newest
+        first): an older API answers a newer microversion 406."""
+        for version in versions[:-1]:
+            try:
+                return self._call(*args, version=version, **kwargs)
+            except APIError as exc:
+                # a version forced by the user is not negotiated
+                if exc.status != 406 or self.client.api_version:
+                    raise
+        return self._call(*args, version=versions[-1], **kwargs)
 
 
 class Leases(_Manager):
@@ -243,15 +259,16 @@ class Hosts(_Manager):
 
     def power_list(self):
         """Every host's power state, as the power planner keeps it."""
-        return self._call('GET', '/os-hosts/power',
-                          version=POWER_VERSION)['hosts_power']
+        return self._call_newest(_POWER_VERSIONS, 'GET', '/os-hosts/power')[
+            'hosts_power']
 
     def power(self, host_id, start=None, end=None):
         """One host's power state, history and energy saved over
         ``[start, end)`` (the server's default: the last 7 days)."""
         params = {k: v for k, v in (('start', start), ('end', end)) if v}
-        return self._call('GET', '/os-hosts/%s/power' % _quote(host_id),
-                          params=params, version=POWER_VERSION)['host_power']
+        return self._call_newest(
+            _POWER_VERSIONS, 'GET', '/os-hosts/%s/power' % _quote(host_id),
+            params=params)['host_power']
 
     def properties(self, detail=False, all_properties=False):
         params = {}
@@ -330,8 +347,8 @@ class Usage(_Manager):
         month by default), step by step and per host (administrators)."""
         params = {k: v for k, v in (('start', start), ('end', end),
                                     ('step', step)) if v is not None}
-        return self._call('GET', '/usage/energy', params=params,
-                          version=POWER_VERSION)['energy']
+        return self._call_newest(_POWER_VERSIONS, 'GET', '/usage/energy',
+                                 params=params)['energy']
 
 
 class Webhooks(_Manager):

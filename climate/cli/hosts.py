@@ -1,6 +1,7 @@
 """Host commands (Blazar's os-hosts API): host-create, -list, -show,
 -update, -delete, host-allocation-list, host-property-list/-set; and
-host-power-list/-show (microversion 1.12: the power planner's states)."""
+host-power-list/-show (microversion 1.12: the power planner's states;
+1.13: with each host's measured idle watts)."""
 
 from cliff import command
 from cliff import lister
@@ -163,14 +164,43 @@ class ListHostAllocations(lister.Lister):
 
 POWER_COLUMNS = ('host_id', 'hypervisor_hostname', 'state', 'since',
                  'boot_seconds', 'need_at', 'last_error')
+#: The column of a host's measured idle draw, listed when the API gives
+#: it (microversion 1.13).
+WATTS_COLUMN = 'idle_watts'
 POWER_FIELDS = POWER_COLUMNS + ('error_at', 'start', 'end', 'hours_off',
-                                'kwh_saved', 'idle_watts', 'history')
+                                'kwh_saved', 'idle_watts', 'watts_source',
+                                'watts_at', 'history')
 
 
 def _power_row(power):
-    return dict(power, since=common.short_date(power.get('since')),
-                need_at=common.short_date(power.get('need_at')),
-                error_at=common.short_date(power.get('error_at')))
+    row = dict(power, since=common.short_date(power.get('since')),
+               need_at=common.short_date(power.get('need_at')),
+               error_at=common.short_date(power.get('error_at')))
+    if 'watts_at' in power:
+        row['watts_at'] = common.short_date(power['watts_at'])
+    return row
+
+
+def _power_columns(hosts):
+    """The listing's columns: the measured watts when the API says them
+    (an older API does not)."""
+    if any(WATTS_COLUMN in host for host in hosts):
+        return POWER_COLUMNS + (WATTS_COLUMN,)
+    return POWER_COLUMNS
+
+
+def _energy_fields(power):
+    """A host's energy figures flat in its power view: ``idle_watts``
+    becomes the watts counted (the measured ones, or ``[power]
+    idle_watts``) and ``watts_source`` says which; ``watts_at`` stays the
+    measured reading's time."""
+    energy = power.pop('energy')
+    power.update(hours_off=energy['hours_off'],
+                 kwh_saved=energy['kwh_saved'],
+                 idle_watts=energy['idle_watts'])
+    if 'watts_source' in energy:
+        power['watts_source'] = energy['watts_source']
+    return power
 
 
 def _history_text(history):
@@ -192,7 +222,7 @@ class ListHostPower(lister.Lister):
     def take_action(self, args):
         hosts = common.client_of(self).hosts.power_list()
         return common.list_items([_power_row(h) for h in hosts],
-                                 POWER_COLUMNS)
+                                 _power_columns(hosts))
 
 
 class ShowHostPower(show.ShowOne):
@@ -210,11 +240,8 @@ class ShowHostPower(show.ShowOne):
         host = client.hosts.find(args.host)
         power = _power_row(client.hosts.power(host['id'], start=args.start,
                                               end=args.end))
-        energy = power.pop('energy')
-        power.update(hours_off=energy['hours_off'],
-                     kwh_saved=energy['kwh_saved'],
-                     idle_watts=energy['idle_watts'],
-                     start=common.short_date(power['start']),
+        power = _energy_fields(power)
+        power.update(start=common.short_date(power['start']),
                      end=common.short_date(power['end']))
         return common.show_item(power, POWER_FIELDS,
                                 {'history': _history_text})

@@ -1,8 +1,9 @@
 """Usage commands (``/v1/usage``, microversion 1.8): ``usage`` (a
 project's reserved resource-hours over a period), ``usage-capacity``
 (administrators: reserved against reservable capacity, step by step) and
-``usage-energy`` (administrators, microversion 1.12: what powering
-unbooked hosts off saved, step by step or per host, and as a chart)."""
+``usage-energy`` (administrators, microversion 1.12, 1.13 for each
+host's watts: what powering unbooked hosts off saved, step by step or per
+host, and as a chart)."""
 
 import sys
 
@@ -19,6 +20,9 @@ LEASE_COLUMNS = ('lease', 'lease_id', 'status', 'resource_type',
 ENERGY_COLUMNS = ('start', 'end', 'hours_off', 'kwh_saved')
 ENERGY_HOST_COLUMNS = ('host_id', 'hypervisor_hostname', 'hours_off',
                        'kwh_saved')
+#: Each host's watts and their source, listed when the API gives them
+#: (microversion 1.13).
+ENERGY_WATTS_COLUMNS = ('idle_watts', 'watts_source')
 CAPACITY_COLUMNS = ('resource_class', 'start', 'end', 'reserved_peak',
                     'reservable', 'reserved_hours', 'reservable_hours',
                     'reserved_share', 'unit')
@@ -92,12 +96,31 @@ class ShowCapacityUsage(lister.Lister):
         return common.list_items(rows, CAPACITY_COLUMNS)
 
 
+def _host_columns(hosts):
+    """The per-host columns: each host's watts when the API says them
+    (an older API does not)."""
+    if any(ENERGY_WATTS_COLUMNS[0] in host for host in hosts):
+        return ENERGY_HOST_COLUMNS + ENERGY_WATTS_COLUMNS
+    return ENERGY_HOST_COLUMNS
+
+
+def _measured_note(hosts):
+    """What the summary adds when hosts count their own measured watts
+    rather than the configured ones."""
+    measured = sum(1 for host in hosts
+                   if host.get('watts_source') == 'measured')
+    if not measured:
+        return ''
+    return ' (%d host(s) at their measured watts)' % measured
+
+
 class ShowEnergyUsage(lister.Lister):
     """What powering unbooked hosts off saved (administrators).
 
-    Host-hours off and the kWh they saved at the configured idle draw,
-    step by step (empty for steps after now: not known yet) or per host
-    with ``--by-host``; ``--plot FILE.png`` draws the steps as a chart.
+    Host-hours off and the kWh they saved at each host's idle draw (its
+    measured one, else the configured one), step by step (empty for steps
+    after now: not known yet) or per host with ``--by-host``; ``--plot
+    FILE.png`` draws the steps as a chart.
     """
 
     def get_parser(self, prog_name):
@@ -119,10 +142,11 @@ class ShowEnergyUsage(lister.Lister):
         answer = common.client_of(self).usage.energy(
             start=args.start, end=args.end, step=args.step)
         self.app.stderr.write(
-            '%s to %s: %s host-hours off, %s kWh saved at %s W idle; now '
+            '%s to %s: %s host-hours off, %s kWh saved at %s W idle%s; now '
             '%s\n' % (common.short_date(answer['start']),
                       common.short_date(answer['end']), answer['hours_off'],
-                      answer['kwh_saved'], answer['idle_watts'], ', '.join(
+                      answer['kwh_saved'], answer['idle_watts'],
+                      _measured_note(answer['hosts']), ', '.join(
                           '%d %s' % (n, state) for state, n in sorted(
                               answer['hosts_now'].items()))))
         if args.plot:
@@ -132,7 +156,8 @@ class ShowEnergyUsage(lister.Lister):
                     common.short_date(answer['end']))))
             self.app.stderr.write('Plot written to %s\n' % args.plot)
         if args.by_host:
-            return common.list_items(answer['hosts'], ENERGY_HOST_COLUMNS)
+            return common.list_items(answer['hosts'],
+                                     _host_columns(answer['hosts']))
         rows = [dict(step, start=common.short_date(step['start']),
                      end=common.short_date(step['end']))
                 for step in answer['steps']]

@@ -683,6 +683,11 @@ class HostPower(Base):
     need_at = sa.Column(sa.DateTime, nullable=True)
     last_error = sa.Column(sa.Text, nullable=True)
     error_at = sa.Column(sa.DateTime, nullable=True)
+    # what the host drew free and idle, read from its switch just before
+    # its last power off, and when (null: never read; the energy figures
+    # count ``[power] idle_watts``)
+    idle_watts = sa.Column(sa.Float, nullable=True)
+    watts_at = sa.Column(sa.DateTime, nullable=True)
 
 
 class HostPowerHistory(Base):

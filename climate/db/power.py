@@ -30,9 +30,15 @@ WAKING = 'waking'
 UNKNOWN = 'unknown'
 STATES = (ON, OFF, WAKING, UNKNOWN)
 
-#: A ``host_power`` row as the planner uses it.
+#: A ``host_power`` row as the planner uses it.  ``idle_watts``: what
+#: the host drew free and idle, read just before its last power off, at
+#: ``watts_at`` (None: never read).
 Record = collections.namedtuple(
-    'Record', 'host_id state since boot_seconds need_at last_error error_at')
+    'Record', 'host_id state since boot_seconds need_at last_error error_at '
+    'idle_watts watts_at')
+
+#: What a host's switch measured it drawing (watts), and when.
+Reading = collections.namedtuple('Reading', 'watts at')
 
 #: One host as the planner sees it: its row of ``computehosts``, its
 #: facts dict for the power backend (facts and extra capabilities) and
@@ -48,7 +54,8 @@ _KEEP = object()
 
 def _record(row):
     return Record(row.host_id, row.state, row.since, row.boot_seconds,
-                  row.need_at, row.last_error, row.error_at)
+                  row.need_at, row.last_error, row.error_at, row.idle_watts,
+                  row.watts_at)
 
 
 def facts_of(row, capabilities):
@@ -65,6 +72,15 @@ def records(ctx):
     with db_api.reader(ctx) as session:
         return {row.host_id: _record(row) for row in
                 session.execute(sa.select(Power)).scalars()}
+
+
+def idle_watts(ctx):
+    """``{host_id: watts}`` of the hosts whose idle draw was read (one
+    statement: the energy report weighs every host with it)."""
+    with db_api.reader(ctx) as session:
+        return dict(session.execute(sa.select(
+            Power.host_id, Power.idle_watts).where(
+            Power.idle_watts.is_not(None))).all())
 
 
 def state_counts(ctx):
@@ -120,12 +136,15 @@ def read_inputs(ctx, now, horizon):
     return Inputs(hosts, bookings)
 
 
-def set_state(ctx, host_id, state, now, boot_seconds=_KEEP, need_at=None):
+def set_state(ctx, host_id, state, now, boot_seconds=_KEEP, need_at=None,
+              reading=None):
     """Record ``host_id`` in ``state`` from ``now`` on, its last error
     cleared; a change of state closes the host's open history interval
     and opens one, in the same transaction.  ``boot_seconds``: a measured
     boot (default: the one recorded stays); ``need_at``: for
-    ``waking``, the booking start the host must be up by.  Returns the
+    ``waking``, the booking start the host must be up by;
+    ``reading``: a :data:`Reading` of the host's idle draw to keep
+    (default: the last one stays).  Returns the
     :data:`Record` written."""
     if state not in STATES:
         raise ValueError(state)
@@ -137,6 +156,8 @@ def set_state(ctx, host_id, state, now, boot_seconds=_KEEP, need_at=None):
             row.state, row.since = state, now
         if boot_seconds is not _KEEP:
             row.boot_seconds = boot_seconds
+        if reading is not None:
+            row.idle_watts, row.watts_at = float(reading.watts), reading.at
         row.need_at = need_at if state == WAKING else None
         row.last_error = row.error_at = None
         session.flush()

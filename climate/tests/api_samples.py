@@ -64,8 +64,9 @@ POWER_DAY = ('2025-01-01T00:00:00', '2025-01-02T00:00:00')
 
 
 def _power_history(state):
-    """A day of the planner's for the first host: on, off from 02:00, woken
-    at 07:50 for a booking at 08:00, up 7 minutes later."""
+    """A day of the planner's for the first host: on, off from 02:00 (its
+    idle draw read), woken at 07:50 for a booking at 08:00, up 7 minutes
+    later."""
     import datetime
 
     from climate import context
@@ -75,7 +76,9 @@ def _power_history(state):
     hour = datetime.timedelta(hours=1)
     host_id = int(state['host_id'])
     db_power.set_state(ctx, host_id, db_power.ON, day)
-    db_power.set_state(ctx, host_id, db_power.OFF, day + 2 * hour)
+    # its switch read it drawing 212.5 W idle just before the power off
+    db_power.set_state(ctx, host_id, db_power.OFF, day + 2 * hour,
+                       reading=db_power.Reading(212.5, day + 2 * hour))
     db_power.set_state(ctx, host_id, db_power.WAKING,
                        day + 7 * hour + 50 * hour / 60,
                        need_at=day + 8 * hour)

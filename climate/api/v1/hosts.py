@@ -9,7 +9,9 @@ Routes (admin only unless said otherwise; see doc/source/hosts.rst):
   /v1/os-hosts/properties/{name}``;
 * microversion 1.12: ``GET /v1/os-hosts/power`` and ``GET
   /v1/os-hosts/{id}/power`` (``start``, ``end``): power states, one host's
-  history and the energy saved (doc/source/energy.rst);
+  history and the energy saved (doc/source/energy.rst); 1.13 adds each
+  host's measured idle draw (``idle_watts``, ``watts_at``) and which
+  watts its energy counts (``watts_source``);
 * microversion 1.2, any project reader: ``POST /v1/os-hosts/availability``
   and ``POST /v1/os-hosts/timeline`` (a JSON body, since filters are JSON).
 """
@@ -25,6 +27,10 @@ from climate import policy
 
 AVAILABILITY_VERSION = microversion.Version.parse('1.2')
 POWER_VERSION = microversion.Version.parse('1.12')
+WATTS_VERSION = microversion.Version.parse('1.13')
+#: What 1.13 adds to a host's power state, and to its energy figures.
+WATTS_FIELDS = ('idle_watts', 'watts_at')
+WATTS_ENERGY_FIELDS = ('watts_source',)
 _TRUE = ('1', 'true', 'yes', 'on')
 
 
@@ -71,6 +77,22 @@ class HostAllocationController(rest.RestController):
         return {'allocation': _rpc().host_allocation(ctx, host_id, **params)}
 
 
+def _without(view, fields):
+    return {key: value for key, value in view.items() if key not in fields}
+
+
+def _power_shown(view):
+    """A host's power view as the request's microversion shows it:
+    before 1.13, without the measured watts (the manager answers 1.13's
+    view)."""
+    if microversion.of(pecan.request) >= WATTS_VERSION:
+        return view
+    shown = _without(view, WATTS_FIELDS)
+    if 'energy' in shown:
+        shown['energy'] = _without(shown['energy'], WATTS_ENERGY_FIELDS)
+    return shown
+
+
 class PowerController(rest.RestController):
     """``/v1/os-hosts/power`` and ``/v1/os-hosts/{id}/power``."""
 
@@ -84,10 +106,12 @@ class PowerController(rest.RestController):
         if host_id is None:
             ctx = _authorize('power:get_all')
             inventory.query(())
-            return {'hosts_power': _rpc().host_power_list(ctx)}
+            return {'hosts_power': [_power_shown(view) for view in
+                                    _rpc().host_power_list(ctx)]}
         ctx = _authorize('power:get')
         query = inventory.query(('start', 'end'))
-        return {'host_power': _rpc().host_power_get(ctx, host_id, query)}
+        return {'host_power': _power_shown(
+            _rpc().host_power_get(ctx, host_id, query))}
 
 
 class PropertiesController(rest.RestController):

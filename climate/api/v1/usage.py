@@ -8,7 +8,9 @@
   ``resource_class``);
 * ``GET /v1/usage/energy`` (microversion 1.12), administrators: what
   powering unbooked hosts off saved over a period (``start``, ``end``),
-  step by step (``step``) and per host.
+  step by step (``step``) and per host; 1.13 adds to each host the idle
+  watts counted and where they come from (``idle_watts``,
+  ``watts_source``).
 
 See doc/source/usage.rst.
 """
@@ -21,6 +23,9 @@ from climate.api.v1 import inventory
 
 VERSION = microversion.Version.parse('1.8')
 ENERGY_VERSION = microversion.Version.parse('1.12')
+WATTS_VERSION = microversion.Version.parse('1.13')
+#: What 1.13 adds to each host of the energy report.
+WATTS_HOST_FIELDS = ('idle_watts', 'watts_source')
 PREFIX = 'climate:usage:%s'
 
 
@@ -34,6 +39,17 @@ class CapacityController(rest.RestController):
         return {'capacity': inventory.rpc().usage_capacity(ctx, query)}
 
 
+def _energy_shown(report):
+    """The energy report as the request's microversion shows it: before
+    1.13, its hosts without their watts (the manager answers 1.13's)."""
+    if microversion.of(pecan.request) >= WATTS_VERSION:
+        return report
+    hosts = [{key: value for key, value in host.items()
+              if key not in WATTS_HOST_FIELDS}
+             for host in report['hosts']]
+    return dict(report, hosts=hosts)
+
+
 class EnergyController(rest.RestController):
     """``/v1/usage/energy``."""
 
@@ -41,7 +57,8 @@ class EnergyController(rest.RestController):
     def get_all(self):
         ctx = inventory.authorize(PREFIX, 'energy', ENERGY_VERSION)
         query = inventory.query(('start', 'end', 'step'))
-        return {'energy': inventory.rpc().host_energy(ctx, query)}
+        return {'energy': _energy_shown(
+            inventory.rpc().host_energy(ctx, query))}
 
 
 class UsageController(rest.RestController):

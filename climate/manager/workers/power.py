@@ -16,7 +16,10 @@ acts on the hosts' power; a manager that finds it held skips its pass):
 3. runs the plan and carries out each action through the backend, each
    host on its own: a failure of the switch (``CloudUnavailable``) is
    kept as the host's ``last_error`` and the pass goes on with the
-   others; nothing a BMC does ever reaches a lease;
+   others; nothing a BMC does ever reaches a lease; before powering a
+   host off, it reads what the host draws (``power_watts``: the host is
+   free and has no servers, so that is its idle draw) and keeps the
+   reading with the power off, for the energy figures;
 4. sleeps until the plan next changes by the clock alone
    (``next_wake``), ``[power] plan_interval`` at most.
 
@@ -31,6 +34,7 @@ Nothing runs unless ``[power] enabled``.
 
 import collections
 import datetime
+import math
 
 from oslo_config import cfg
 from oslo_log import log as logging
@@ -97,6 +101,15 @@ def _first_line(exc):
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+def _usable_watts(watts):
+    """Whether a switch's reading can be an idle draw: a finite number
+    of watts above nothing (a BMC may answer 0 or garbage for a sensor it
+    lacks)."""
+    return (isinstance(watts, (int, float)) and
+            not isinstance(watts, bool) and math.isfinite(watts) and
+            watts > 0)
+
+
 class PowerPlanner(periodic.PeriodicTask):
     """A periodic pass in its own thread (see the module's docstring)."""
 
@@ -112,6 +125,9 @@ class PowerPlanner(periodic.PeriodicTask):
         self._backend = backend
         self.clock = clock or models.now
         self._next_wake = None
+        # hosts whose power reading failed and was said: said once, not
+        # at every power off until their switch reads again
+        self._unread = set()
 
     @property
     def backend(self):
@@ -284,6 +300,10 @@ class PowerPlanner(periodic.PeriodicTask):
 
     def _power_off(self, ctx, host, until, done, failed):
         host_id = host.row.id
+        # read before the power off: once off, the host draws nothing
+        # worth counting; a reading refused below (servers run on the
+        # host, HostBusy) was not of an idle host and is dropped
+        reading = self._idle_reading(host)
         db_power.set_state(ctx, host_id, db_power.UNKNOWN, self.clock())
         try:
             found = self.backend.power_off(host.facts, until)
@@ -298,5 +318,37 @@ class PowerPlanner(periodic.PeriodicTask):
             LOG.info('Power planner: host %s is off until %s', host_id,
                      until or 'a booking needs it')
             return db_power.set_state(ctx, host_id, db_power.OFF,
-                                      self.clock())
+                                      self.clock(), reading=reading)
         return None
+
+    def _idle_reading(self, host):
+        """The :data:`~climate.db.power.Reading` of what the host draws
+        now, or None: its switch does not measure power, or the reading
+        failed (the host's last reading stays).  Never raises: a reading
+        is only for the energy figures, never worth a power action."""
+        host_id = host.row.id
+        try:
+            watts = self.backend.power_watts(host.facts)
+        except Exception as exc:  # any failure, not only a switch's
+            self._reading_failed(host_id, _first_line(exc))
+            return None
+        if watts is None:
+            LOG.debug('Power planner: host %s: its switch measures no '
+                      'power', host_id)
+            return None
+        if not _usable_watts(watts):
+            self._reading_failed(host_id, 'not a positive number of '
+                                 'watts: %r' % (watts,))
+            return None
+        self._unread.discard(host_id)
+        return db_power.Reading(float(watts), self.clock())
+
+    def _reading_failed(self, host_id, why):
+        if host_id in self._unread:
+            log = LOG.debug
+        else:
+            log = LOG.warning
+            self._unread.add(host_id)
+        log('Power planner: host %s: its power reading failed (%s); the '
+            'energy figures keep its last reading or [power] idle_watts',
+            host_id, why)

@@ -303,16 +303,19 @@ def test_blazar_and_openstack_host_commands(climate_all, cli):
     assert cli('host-show', name).code == 1
 
 
-def _planned(climate_all, host_id, rows):
+def _planned(climate_all, host_id, rows, watts=None):
     """What the power planner would have written for ``host_id``: its
-    ``host_power`` row and history ``rows`` of (state, start, end)."""
+    ``host_power`` row and history ``rows`` of (state, start, end);
+    ``watts``: the idle draw it read at the start of the first row."""
     import sqlite3
     db = sqlite3.connect(os.path.join(climate_all.workdir, 'climate.sqlite'))
     try:
         state, since, _end = rows[-1]
         db.execute('INSERT INTO host_power (host_id, state, since, '
-                   'boot_seconds) VALUES (?, ?, ?, 420)',
-                   (host_id, state, since))
+                   'boot_seconds, idle_watts, watts_at) VALUES '
+                   '(?, ?, ?, 420, ?, ?)',
+                   (host_id, state, since, watts,
+                    rows[0][1] if watts is not None else None))
         db.executemany('INSERT INTO host_power_history (host_id, state, '
                        'started_at, ended_at) VALUES (?, ?, ?, ?)',
                        [(host_id,) + row for row in rows])
@@ -389,3 +392,40 @@ def test_usage_energy_by_step_by_host_and_as_a_chart(cli, climate_all,
     done = cli('usage-energy', '--step', '0h')
     assert done.code == 1
     assert 'step must be positive' in done.err, done
+
+
+def test_the_power_commands_show_each_hosts_watts(cli, climate_all):
+    tag = _tag()
+    first, second = _hosts(cli, tag, 2)
+    ids = [json.loads(cli('host-show', name, '-f', 'json').out)['id']
+           for name in (first, second)]
+    # a day of 2018 no other test writes power history for
+    _planned(climate_all, ids[0], [
+        ('off', '2018-03-01 02:00:00.000000', '2018-03-01 08:00:00.000000'),
+        ('on', '2018-03-01 08:00:00.000000', None)], watts=212.5)
+    _planned(climate_all, ids[1], [
+        ('off', '2018-03-01 10:00:00.000000', '2018-03-01 12:00:00.000000'),
+        ('on', '2018-03-01 12:00:00.000000', None)])
+    listed = {r['hypervisor_hostname']: r for r in json.loads(
+        cli('host-power-list', '-f', 'json').out)}
+    assert (listed[first]['idle_watts'], listed[second]['idle_watts']) == (
+        212.5, None)
+    period = ('--start', '2018-03-01 00:00', '--end', '2018-03-02 00:00')
+    done = cli('host-power-show', first, *period, '-f', 'json')
+    assert done.code == 0, done
+    power = json.loads(done.out)
+    assert (power['idle_watts'], power['watts_source'],
+            power['watts_at']) == (212.5, 'measured', '2018-03-01 02:00:00')
+    assert power['kwh_saved'] == round(6 * 212.5 / 1000, 3)
+    power = json.loads(cli('host-power-show', second, *period, '-f',
+                           'json').out)
+    assert power['watts_source'] == 'configured'
+    assert power['watts_at'] is None
+    done = cli('usage-energy', *period, '--by-host', '-f', 'json')
+    assert done.code == 0, done
+    assert '(1 host(s) at their measured watts)' in done.err, done
+    hosts = {h['hypervisor_hostname']: h for h in json.loads(done.out)}
+    assert (hosts[first]['idle_watts'], hosts[first]['watts_source']) == (
+        212.5, 'measured')
+    assert hosts[second]['watts_source'] == 'configured'
+    assert hosts[second]['idle_watts'] == power['idle_watts']

@@ -4,6 +4,9 @@ Each YAML file names ``APIFixture`` in its ``fixtures:``; the fixture starts
 a fresh :class:`climate.tests.fixtures.ClimateEnvironment` (new database,
 new in-process transport, new manager) and stops it when the file is done.
 
+:class:`PowerRecords`, named after ``APIFixture``, adds hosts with the
+power planner's records (which no route writes).
+
 Gabbi asks for the WSGI application when it *builds* the tests, long before
 any fixture runs, so :func:`setup_app` returns a small proxy that forwards
 each request to the application of the environment running at that time.
@@ -20,11 +23,15 @@ current time, for YAML to use as ``$ENVIRON['CLIMATE_IN_1H']``:
     ISO 8601 UTC, an hour ago.
 """
 
+import datetime
 import os
 
 from gabbi import fixture
 
+from climate import context
 from climate import dates
+from climate.db import models
+from climate.db import power as db_power
 from climate.tests import fixtures as climate_fixtures
 
 _ENV = None
@@ -59,6 +66,36 @@ class APIFixture(fixture.GabbiFixture):
         global _ENV
         _ENV = None
         self.env.stop()
+
+
+class PowerRecords(fixture.GabbiFixture):
+    """After :class:`APIFixture`: two hosts the power planner powered off
+    (no route writes its records): ``compute-1`` off for the last 2 hours,
+    its idle draw read at 212.5 W just before, ``compute-2`` off for the
+    last hour, never read (counted at ``[power] idle_watts``)."""
+
+    READINGS = (('compute-1', 2, 212.5), ('compute-2', 1, None))
+
+    def start_fixture(self):
+        env = current()
+        ctx = context.admin_context()
+        now = models.now()
+        for name, hours, watts in self.READINGS:
+            resp = env.request('POST', '/v1/os-hosts', persona='admin',
+                               body={'name': name, 'vcpus': 4,
+                                     'memory_mb': 4096, 'local_gb': 40})
+            if resp.status_int != 201:
+                raise RuntimeError(resp.text)
+            host_id = int(resp.json['host']['id'])
+            off_at = now - datetime.timedelta(hours=hours)
+            db_power.set_state(ctx, host_id, db_power.ON,
+                               off_at - datetime.timedelta(hours=1))
+            db_power.set_state(ctx, host_id, db_power.OFF, off_at,
+                               reading=watts and db_power.Reading(
+                                   watts, off_at))
+
+    def stop_fixture(self):
+        pass
 
 
 DATE_VARIABLES = {

@@ -1,6 +1,6 @@
 """The power planner's tables: a state change and its history interval
 written together, the inputs read in a bounded number of statements,
-and migration 0022 down and up."""
+and migrations 0022 and 0023 down and up; the idle watts read kept."""
 
 import datetime
 
@@ -137,3 +137,71 @@ def test_the_inputs_cost_the_same_statements_whatever_the_hosts(ctx):
         power_checks.book(ctx, other, at(i), at(i + 30))
         db_power.set_state(ctx, other, 'off', at(0))
     assert _statements_of_a_read(ctx) == few
+
+
+def test_a_reading_is_kept_until_the_next_one(ctx):
+    first = _host(ctx, 'h1')
+    second = _host(ctx, 'h2')
+    db_power.set_state(ctx, first, 'off', at(10),
+                       reading=db_power.Reading(212.5, at(9)))
+    db_power.set_state(ctx, second, 'off', at(10))
+    rec = db_power.record(ctx, first)
+    assert (rec.idle_watts, rec.watts_at) == (212.5, at(9))
+    # a write without a reading leaves the last one
+    db_power.set_state(ctx, first, 'on', at(20))
+    db_power.record_error(ctx, first, 'BMC away', at(21))
+    assert db_power.record(ctx, first)[-2:] == (212.5, at(9))
+    db_power.set_state(ctx, first, 'off', at(30),
+                       reading=db_power.Reading(199, at(29)))
+    assert db_power.record(ctx, first)[-2:] == (199.0, at(29))
+    # only the hosts read
+    assert db_power.idle_watts(ctx) == {first: 199.0}
+    assert db_power.records(ctx)[second].idle_watts is None
+
+
+def test_the_readings_of_every_host_cost_one_statement(ctx):
+    for i in range(5):
+        host = _host(ctx, 'h%d' % i, rack=str(i))
+        db_power.set_state(ctx, host, 'off', at(0),
+                           reading=db_power.Reading(100 + i, at(0)))
+    seen = []
+
+    def count(conn, cursor, statement, *args):
+        seen.append(statement)
+
+    engine = db_api.get_engine()
+    sa.event.listen(engine, 'before_cursor_execute', count)
+    try:
+        found = db_power.idle_watts(ctx)
+    finally:
+        sa.event.remove(engine, 'before_cursor_execute', count)
+    assert sorted(found.values()) == [100.0, 101.0, 102.0, 103.0, 104.0]
+    assert [s for s in seen if s.startswith('SELECT')] == [seen[-1]]
+
+
+def test_migration_0023_goes_down_and_up_keeping_the_records(ctx):
+    host = _host(ctx)
+    db_power.set_state(ctx, host, 'off', at(0),
+                       reading=db_power.Reading(150.0, at(0)))
+    engine = db_api.get_engine()
+    migration.downgrade('0022')
+
+    def columns():
+        return {c['name'] for c in sa.inspect(engine).get_columns(
+            'host_power')}
+
+    assert not {'idle_watts', 'watts_at'} & columns()
+    with engine.connect() as conn:
+        # the downgrade keeps the rows, not the readings
+        assert conn.execute(sa.text(
+            'SELECT host_id, state FROM host_power')).all() == [
+            (host, 'off')]
+    migration.upgrade()
+    assert {'idle_watts', 'watts_at'} <= columns()
+    rec = db_power.record(ctx, host)
+    assert (rec.state, rec.idle_watts, rec.watts_at) == ('off', None, None)
+    with engine.connect() as conn:
+        context = alembic_migration.MigrationContext.configure(
+            conn, opts={'compare_type': True})
+        diff = autogenerate.compare_metadata(context, models.Base.metadata)
+    assert diff == []

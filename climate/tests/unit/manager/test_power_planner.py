@@ -426,3 +426,127 @@ def test_it_sleeps_until_the_next_change_at_most_an_interval(ctx):
     assert 18 < task.due_in() <= 20
     task._next_wake = None
     assert task.due_in() == CONF.power.plan_interval
+
+
+class MeteredBackend(static.StaticPowerBackend):
+    """The static backend with a power meter: ``watts`` by host name, a
+    value or an exception to raise; each reading keeps the state the
+    host was in when read."""
+
+    def __init__(self, conf, watts):
+        super().__init__(conf)
+        self.watts = dict(watts)
+        self.read_when = []
+
+    def power_watts(self, host):
+        name = power_base.host_label(host)
+        self.read_when.append((name, self.state(host).power))
+        found = self.watts.get(name)
+        if isinstance(found, Exception):
+            raise found
+        return found
+
+
+def _woken(ctx, task, backend, host, name, clock, minutes):
+    """``host`` woken by a booking and free again ``minutes`` later,
+    when the next pass powers it off."""
+    book(ctx, host, clock.when + datetime.timedelta(minutes=20),
+         clock.when + datetime.timedelta(minutes=30))
+    clock.when += datetime.timedelta(minutes=10)
+    task.run_once()
+    assert backend.state({'hypervisor_hostname': name}).power == 'on'
+    clock.when += datetime.timedelta(minutes=minutes)
+
+
+def test_the_idle_draw_is_read_before_the_power_off_and_kept(ctx):
+    first = add_host(ctx, 'h1')
+    second = add_host(ctx, 'h2')
+    task, backend = make(MeteredBackend(CONF, {'h1': 212.5}))
+    result = task.run_once()
+    assert sorted(result.done) == [first, second]
+    # read while on: what a free host draws idle
+    assert sorted(backend.read_when) == [('h1', 'on'), ('h2', 'on')]
+    rec = record(ctx, first)
+    assert (rec.state, rec.idle_watts, rec.watts_at) == ('off', 212.5, T0)
+    # a switch that measures nothing: no reading, nothing made up
+    rec = record(ctx, second)
+    assert (rec.state, rec.idle_watts, rec.watts_at) == ('off', None, None)
+
+
+def test_the_next_power_off_reads_again(ctx):
+    host = add_host(ctx, 'h1')
+    clock = Clock()
+    task, backend = make(MeteredBackend(CONF, {'h1': 200}), clock)
+    task.run_once()
+    _woken(ctx, task, backend, host, 'h1', clock, 24 * 60)
+    backend.watts['h1'] = 180.25
+    task.run_once()
+    rec = record(ctx, host)
+    assert (rec.state, rec.idle_watts, rec.watts_at) == (
+        'off', 180.25, clock.when)
+
+
+@pytest.mark.parametrize('reading', [
+    exceptions.CloudUnavailable(service='Redfish', reason='BMC away'),
+    RuntimeError('a backend bug'), None, -3.0, 0, float('nan'),
+    float('inf'), 'many', True,
+], ids=['switch-down', 'backend-bug', 'none', 'negative', 'zero', 'nan',
+        'inf', 'text', 'bool'])
+def test_a_failed_reading_never_blocks_the_power_off_and_keeps_the_last(
+        ctx, reading):
+    host = add_host(ctx, 'h1')
+    clock = Clock()
+    task, backend = make(MeteredBackend(CONF, {'h1': 150.5}), clock)
+    task.run_once()
+    _woken(ctx, task, backend, host, 'h1', clock, 24 * 60)
+    backend.watts['h1'] = reading
+    result = task.run_once()
+    assert result.done == [host] and result.failed == {}
+    rec = record(ctx, host)
+    assert (rec.state, rec.last_error) == ('off', None)
+    assert (rec.idle_watts, rec.watts_at) == (150.5, T0)
+
+
+def test_a_failing_reading_is_warned_of_once_per_host(ctx, caplog):
+    host = add_host(ctx, 'h1')
+    clock = Clock()
+    broken = exceptions.CloudUnavailable(service='Redfish',
+                                         reason='no Power resource')
+    task, backend = make(MeteredBackend(CONF, {'h1': broken}), clock)
+    caplog.set_level('DEBUG', logger='climate.manager.workers.power')
+
+    def warnings():
+        return [r for r in caplog.records if r.levelname == 'WARNING' and
+                'power reading failed' in r.getMessage()]
+
+    task.run_once()
+    assert len(warnings()) == 1
+    assert 'no Power resource' in warnings()[0].getMessage()
+    _woken(ctx, task, backend, host, 'h1', clock, 24 * 60)
+    task.run_once()
+    assert record(ctx, host).state == 'off'
+    assert len(warnings()) == 1
+    # read again: a later failure is news again
+    _woken(ctx, task, backend, host, 'h1', clock, 24 * 60)
+    backend.watts['h1'] = 99.0
+    task.run_once()
+    _woken(ctx, task, backend, host, 'h1', clock, 24 * 60)
+    backend.watts['h1'] = broken
+    task.run_once()
+    assert len(warnings()) == 2
+    assert record(ctx, host).idle_watts == 99.0
+
+
+class BusyMeteredBackend(MeteredBackend):
+    def power_off(self, host, until=None):
+        raise power_base.HostBusy(service='Nova', reason='servers run')
+
+
+def test_a_reading_of_a_host_with_servers_is_dropped(ctx):
+    host = add_host(ctx, 'h1')
+    task, backend = make(BusyMeteredBackend(CONF, {'h1': 420.0}))
+    task.run_once()
+    assert backend.read_when == [('h1', 'on')]
+    rec = record(ctx, host)
+    # servers ran on it: not an idle draw
+    assert (rec.state, rec.idle_watts, rec.watts_at) == ('on', None, None)

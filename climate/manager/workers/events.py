@@ -51,6 +51,7 @@ and holds none back.
 
 import concurrent.futures
 import datetime
+import random
 import threading
 import time
 import uuid
@@ -67,6 +68,7 @@ from climate import exceptions
 from climate.lease import events as lease_events
 from climate.lease import types as lease_types
 from climate.lease import views
+from climate.manager import outages
 from climate.manager import trusts
 from climate.manager import webhooks
 from climate.manager.workers import base as worker_base
@@ -187,6 +189,19 @@ class EventEngine(worker_base.Worker):
         return self.seconds_until(
             lambda: db_api.next_due(self._ctx, _RUN_ORDER, _CLAIM_ORDER),
             CONF.manager.max_sleep)
+
+    def failed(self, exc):
+        if not outages.lost_to_writers(exc):
+            return super().failed(exc)
+        # a claim that lost to other managers' claims on every retry (on
+        # Galera, where SKIP LOCKED is one node's: managers writing to
+        # other nodes claim the same rows and lose at certification) is
+        # contention, not a fault: said in one line, tried again soon, at
+        # a time of its own so that the managers stop colliding
+        LOG.warning('Event claim lost to other managers after its retries '
+                    '(%s); claiming again', str(exc).splitlines()[0])
+        self.hold(random.uniform(0.05, 0.5))
+        return True
 
     def run_once(self, ctx):
         """Claim what is due and hand it to the workers; returns the count."""

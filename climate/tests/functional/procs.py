@@ -963,7 +963,8 @@ def wait_heartbeats(db, managers, timeout=10):
         message='every manager to write its heartbeat')
 
 
-def freeze_holding(db, manager, deadline, holding, ready=None, **params):
+def freeze_holding(db, manager, deadline, holding, ready=None,
+                   progress=None, **params):
     """SIGSTOP ``manager`` while ``holding`` (SQL reading ids, with
     ``params``) reads some, once ``ready()`` (default: it does), and keep
     it frozen; gives up (AssertionError) at ``deadline`` (monotonic).
@@ -971,6 +972,11 @@ def freeze_holding(db, manager, deadline, holding, ready=None, **params):
     Once frozen, what it holds must stand still (a COMMIT it sent before
     the freeze may still be on its way: on a loaded machine, seconds);
     if it does not, the manager goes on and the next chance is taken.
+    With ``progress`` (a callable reading a count of the manager's own
+    commits), what it holds may shrink meanwhile as long as that count
+    does not move: the other managers released its claims (it froze past
+    their heartbeat timeout, which the wait for its sessions can outlast
+    on a loaded machine), which is no commit of its own.
     Returns ``(ids, connections, stopped_at, attempts)``: what
     ``holding`` read, its TCP connections (for
     :meth:`Database.wait_sessions_gone`), the monotonic time it was
@@ -997,11 +1003,15 @@ def freeze_holding(db, manager, deadline, holding, ready=None, **params):
             # one of its sessions waits for a lock another of them holds:
             # decide on what the database shows
             pass
+        done = progress() if progress is not None else None
         before = held()
         time.sleep(0.3)
         after = held()
-        if after and after == before:
-            return after, connections, stopped_at, attempts
+        if progress is None:
+            if after and after == before:
+                return after, connections, stopped_at, attempts
+        elif before and after <= before and progress() == done:
+            return before, connections, stopped_at, attempts
         manager.resume()
 
 
@@ -1024,10 +1034,15 @@ def kill_holding_claims(db, manager, deadline, min_done=5):
                                 v=manager.manager_name, a='on_start')[0]
         return claims and done >= min_done
 
+    def own_actions():
+        return db.scalar('SELECT count(*) FROM noop_actions WHERE '
+                         'manager = :v', v=manager.manager_name)
+
     found = freeze_holding(
         db, manager, deadline,
         'SELECT id FROM events WHERE status = :s AND claimed_by = :v',
-        ready, s='IN_PROGRESS', v=manager.manager_name)
+        ready, progress=own_actions, s='IN_PROGRESS',
+        v=manager.manager_name)
     manager.kill9()
     return found
 

@@ -363,3 +363,28 @@ def _inside(method):
     return any(frame.function == method and
                frame.filename == events.__file__
                for frame in inspect.stack(0))
+
+
+def test_a_claim_lost_to_other_managers_is_a_warning_tried_again(
+        db, monkeypatch, caplog):
+    engine = _engine(noop.NoopPlugin(owner='m'), Notifier())
+    held = []
+    monkeypatch.setattr(engine, 'hold', held.append)
+    lost = db_exc.DBDeadlock(Exception('(1213, Deadlock found)'))
+    with caplog.at_level('WARNING'):
+        assert engine.failed(lost) is True
+    assert len(held) == 1 and 0.05 <= held[0] <= 0.5
+    records = [r for r in caplog.records
+               if r.name == 'climate.manager.workers.events']
+    assert [r.levelname for r in records] == ['WARNING']
+    assert 'Event claim lost to other managers' in records[0].getMessage()
+    assert records[0].exc_info is None
+    # anything else is a failed pass, logged with its traceback
+    caplog.clear()
+    try:
+        raise RuntimeError('broken')
+    except RuntimeError as exc:
+        with caplog.at_level('WARNING'):
+            assert engine.failed(exc) is False
+    assert [r.levelname for r in caplog.records
+            if r.name == 'climate.manager.workers.events'] == ['ERROR']

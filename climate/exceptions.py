@@ -261,6 +261,11 @@ class LeaseBusy(Conflict):
                "%(reason)s")
 
 
+class HoldNotConfirmable(Conflict):
+    """A confirm (1.14) of a lease that is not a live hold."""
+    msg_fmt = "Lease %(id)s cannot be confirmed: %(reason)s."
+
+
 class HostHasServers(Conflict):
     msg_fmt = ("Servers [%(servers)s] found for host %(host)s. Only a host "
                "without servers can enter or leave the inventory.")

@@ -31,6 +31,11 @@ EXHAUSTED = 'EXHAUSTED'
 HUNTING = 'IN_PROGRESS'
 #: a best_effort lease whose hunt did not succeed in time (terminal)
 TIMEDOUT = 'TIMEDOUT'
+# temporary holds (microversion 1.14, climate.lease.holds)
+#: booked, not a lease until confirmed before its hold expires
+HELD = 'HELD'
+#: a hold that expired unconfirmed, what it booked released (terminal)
+EXPIRED = 'EXPIRED'
 
 # reservation (lower case, as Blazar)
 RES_PENDING = 'pending'
@@ -60,12 +65,19 @@ LEASE = {
     TERMINATED: set(),
     EXHAUSTED: set(),
     TIMEDOUT: set(),
+    # confirmed: the lease its type makes (PENDING, or INACTIVE if
+    # scheduled); or expired unconfirmed
+    HELD: {PENDING, INACTIVE, EXPIRED},
+    EXPIRED: set(),
 }
 
 #: What a client older than microversion 1.11 is shown of each state
 #: (Blazar has none of the lease types' own).
 BLAZAR_EQUIVALENT = {INACTIVE: PENDING, WAITING: PENDING,
-                     HUNTING: STARTING, EXHAUSTED: ERROR, TIMEDOUT: ERROR}
+                     HUNTING: STARTING, EXHAUSTED: ERROR, TIMEDOUT: ERROR,
+                     HELD: PENDING, EXPIRED: TERMINATED}
+#: What a client of 1.11 to 1.13 is shown of the holds' states.
+HOLD_EQUIVALENT = {HELD: PENDING, EXPIRED: TERMINATED}
 
 RESERVATION = {
     RES_PENDING: {RES_ACTIVE, RES_DELETED, RES_ERROR},
@@ -92,7 +104,7 @@ LEASE_NOT_STARTED = frozenset({PENDING, INACTIVE})
 # Holding resources, now or later: healing replaces what such a lease lost.
 LEASE_HOLDING = frozenset({PENDING, INACTIVE, ACTIVE})
 # Done for good: its trust has no more use.
-LEASE_FINISHED = frozenset({TERMINATED, EXHAUSTED, TIMEDOUT})
+LEASE_FINISHED = frozenset({TERMINATED, EXHAUSTED, TIMEDOUT, EXPIRED})
 # An event engine is (or may be) acting on the lease.
 LEASE_BUSY = frozenset({STARTING, UPDATING, TERMINATING})
 

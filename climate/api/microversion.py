@@ -45,6 +45,10 @@ History (also in doc/source/api-microversions.rst):
   ``watts_source``, and each host of ``GET /v1/usage/energy`` the
   ``idle_watts`` counted and ``watts_source`` (``measured`` or
   ``configured``: ``[power] idle_watts``).
+* 1.14 - temporary holds: ``hold_for`` in a create (the lease ``HELD``
+  until its ``hold_expires_at``), ``POST /v1/leases/{id}/confirm``, and
+  the states ``HELD`` and ``EXPIRED`` (shown to older clients as
+  ``PENDING`` and ``TERMINATED``).
 """
 
 import re
@@ -58,7 +62,8 @@ HEADER = 'OpenStack-API-Version'
 ENVIRON_KEY = 'climate.microversion'
 
 VERSIONS = ('1.0', '1.1', '1.2', '1.3', '1.4', '1.5', '1.6', '1.7', '1.8',
-            '1.9', '1.10', '1.11', '1.12', '1.13')
+            '1.9', '1.10', '1.11', '1.12', '1.13',
+            '1.14')
 MIN = VERSIONS[0]
 MAX = VERSIONS[-1]
 

@@ -48,13 +48,20 @@ POWER_VERSION = '1.12'
 # asked first, 1.12 again from an API that does not serve it (406)
 WATTS_VERSION = '1.13'
 _POWER_VERSIONS = (WATTS_VERSION, POWER_VERSION)
+# 1.14: temporary holds (hold_for, /confirm) and their states; a lease
+# is read at 1.14 first, at 1.11 again from an API that does not serve it
+HOLDS_VERSION = '1.14'
+_LEASE_READ_VERSIONS = (HOLDS_VERSION, LEASE_TYPES_VERSION)
 PRECREATED_FIELDS = ('server_id', 'server', 'on_end')
 LEASE_TYPE_FIELDS = ('lease_type', 'max_retries')
 
 
 def _version_of(body):
-    """The microversion a lease body needs: 1.11 with a lease type, 1.4
-    when a reservation uses the pre-created fields, else the default."""
+    """The microversion a lease body needs: 1.14 with a hold, 1.11 with
+    a lease type, 1.4 when a reservation uses the pre-created fields, else
+    the default."""
+    if 'hold_for' in body:
+        return HOLDS_VERSION
     if any(key in body for key in LEASE_TYPE_FIELDS):
         return LEASE_TYPES_VERSION
     for res in body.get('reservations') or []:
@@ -168,8 +175,9 @@ class Leases(_Manager):
         leases = []
         while True:
             # 1.11 has 1.1's pagination, and shows every state as it is
-            body = self._call('GET', '/leases', params=params,
-                              version=LEASE_TYPES_VERSION)
+            # (1.14 the holds' too)
+            body = self._call_newest(_LEASE_READ_VERSIONS, 'GET', '/leases',
+                                     params=params)
             page = body.get('leases', [])
             leases.extend(page)
             if not (all_pages and page and body.get('leases_links')):
@@ -177,8 +185,13 @@ class Leases(_Manager):
             params['marker'] = page[-1]['id']
 
     def get(self, lease_id):
-        return self._call('GET', '/leases/%s' % _quote(lease_id),
-                          version=LEASE_TYPES_VERSION)['lease']
+        return self._call_newest(_LEASE_READ_VERSIONS, 'GET',
+                                 '/leases/%s' % _quote(lease_id))['lease']
+
+    def confirm(self, lease_id):
+        """A temporary hold becomes its lease (1.14)."""
+        return self._call('POST', '/leases/%s/confirm' % _quote(lease_id),
+                          version=HOLDS_VERSION)['lease']
 
     def create(self, body):
         return self._call('POST', '/leases', body=body,

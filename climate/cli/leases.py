@@ -1,4 +1,5 @@
-"""Lease commands: lease-create, -list, -show, -update, -delete."""
+"""Lease commands: lease-create, -list, -show, -update, -delete,
+-confirm."""
 
 import datetime
 
@@ -14,6 +15,7 @@ LIST_COLUMNS = ('id', 'name', 'start_date', 'end_date', 'status')
 LONG_COLUMNS = LIST_COLUMNS + ('project_id', 'degraded', 'reservations')
 SHOW_FIELDS = ('id', 'name', 'status', 'status_reason', 'lease_type',
                'max_retries', 'retry_attempts', 'next_attempt_at',
+               'hold_expires_at',
                'start_date', 'end_date', 'project_id', 'user_id', 'trust_id',
                'degraded', 'created_at', 'updated_at', 'reservations',
                'events')
@@ -81,6 +83,12 @@ class CreateLease(show.ShowOne):
             help='with_retries: most retries after the first attempt '
                  '(default: the server\'s [leases] max_retries)')
         parser.add_argument(
+            '--hold-for', metavar='<seconds>', type=int,
+            help='A temporary hold (microversion 1.14): book now, HELD '
+                 'for this many seconds until lease-confirm makes it the '
+                 'lease; unconfirmed, it expires and what it booked is '
+                 'released')
+        parser.add_argument(
             '--start-date', metavar='<date>', default='now',
             help='Start of the lease: %s (default: now)' % DATE_HELP)
         parser.add_argument(
@@ -119,6 +127,8 @@ class CreateLease(show.ShowOne):
             body['lease_type'] = args.lease_type
         if args.max_retries is not None:
             body['max_retries'] = args.max_retries
+        if args.hold_for is not None:
+            body['hold_for'] = args.hold_for
         return _show(common.client_of(self).leases.create(body))
 
 
@@ -320,3 +330,18 @@ class DeleteLease(command.Command):
         common.delete_each(self, 'lease', args.leases,
                            common.client_of(self).leases,
                            lambda lease: lease['name'])
+
+
+class ConfirmLease(show.ShowOne):
+    """Confirm a temporary hold: it becomes the lease (microversion 1.14)."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('lease', metavar='<lease>',
+                            help='Name or id of a HELD lease')
+        return parser
+
+    def take_action(self, args):
+        client = common.client_of(self)
+        lease = client.leases.find(args.lease)
+        return _show(client.leases.confirm(lease['id']))

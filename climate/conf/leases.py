@@ -1,7 +1,8 @@
 """Options of the lease types (``[leases]``, microversion 1.11): how a
 ``with_retries`` lease waits for capacity
 (``climate.manager.workers.retries``), how long a ``best_effort`` lease
-hunts hosts (``climate.manager.workers.hunts``)."""
+hunts hosts (``climate.manager.workers.hunts``); how long a temporary
+hold may last (``climate.lease.holds``, 1.14)."""
 
 from oslo_config import cfg
 
@@ -48,6 +49,15 @@ leases_opts = [
                help='Seconds between two looks of a manager for a '
                     'best_effort lease to hunt hosts for (a create wakes '
                     'its own manager at once).'),
+    cfg.IntOpt('max_hold_for', default=3600, min=1, max=7 * 86400,
+               help='Most seconds a temporary hold (hold_for, microversion '
+                    '1.14) may keep its capacity unconfirmed '
+                    '(climate.lease.holds).'),
+    cfg.IntOpt('hold_poll_interval', default=5, min=1, max=300,
+               help='Most seconds between two looks of a manager for '
+                    'holds to expire: each manager sleeps until the next '
+                    'expiry it knows of, and finds the holds made since '
+                    'within this.'),
 ]
 
 

@@ -291,6 +291,7 @@ def _rendered(dialect_name):
         ('max_retries', lease.max_retries),
         ('retry_attempts', lease.retry_attempts),
         ('next_attempt_at', kit.date(lease.next_attempt_at)),
+        ('hold_expires_at', kit.date(lease.hold_expires_at)),
         ('created_at', kit.timestamp(lease.created_at)),
         ('updated_at', kit.timestamp(lease.updated_at)),
         ('reservations', kit.array(

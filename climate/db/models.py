@@ -42,6 +42,7 @@ class Lease(TimestampMixin, Base):
         sa.Index('ix_leases_created', 'created_at', 'id'),
         sa.Index('ix_leases_status', 'status'),
         sa.Index('ix_leases_waiting', 'status', 'arrival', 'id'),
+        sa.Index('ix_leases_holds', 'status', 'hold_expires_at'),
     )
 
     id = sa.Column(sa.String(36), primary_key=True, default=_uuid)
@@ -68,6 +69,9 @@ class Lease(TimestampMixin, Base):
     # a best_effort lease's hunt for hosts (climate.manager.workers.hunts): the
     # plan, its deadline, the hosts it closed and those it borrowed
     hunt = sa.Column(sa.JSON, nullable=True)
+    # a temporary hold's expiry (climate.lease.holds): HELD until then,
+    # EXPIRED after it unless confirmed
+    hold_expires_at = sa.Column(sa.DateTime, nullable=True)
     # the lease's API body as a listing shows it, reservations and events
     # included, re-rendered by every transaction that changes them
     # (climate.db.lease_json); not loaded with the lease

@@ -245,6 +245,10 @@ _ONLY_RENAMED = {
                       'deleted',
     states.TIMEDOUT: 'a lease whose hunt for hosts timed out can only be '
                      'renamed or deleted',
+    states.HELD: 'a held lease can only be renamed, confirmed or deleted '
+                 '(to hold something else, delete it and hold again)',
+    states.EXPIRED: 'a lease whose hold expired can only be renamed or '
+                    'deleted',
 }
 
 

@@ -159,8 +159,3 @@ def guarantee(plugins, resource_types):
                    "cloud's other users; it is booked in Climate, but the "
                    'cloud may lack it at the start (the lease then ends in '
                    'ERROR with the reason)' % ', '.join(shared))
-
-
-def blazar_status(status):
-    """The status a client older than 1.11 is shown."""
-    return states.BLAZAR_EQUIVALENT.get(status, status)

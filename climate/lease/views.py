@@ -92,6 +92,7 @@ def lease(row):
         'max_retries': row.max_retries,
         'retry_attempts': row.retry_attempts,
         'next_attempt_at': dates.format(row.next_attempt_at),
+        'hold_expires_at': dates.format(row.hold_expires_at),
         'created_at': dates.format_timestamp(row.created_at),
         'updated_at': dates.format_timestamp(row.updated_at),
         'reservations': [reservation(r) for r in sorted(

@@ -22,6 +22,7 @@ from climate.db import retries as db_retries
 from climate.db import usage as db_usage
 from climate import exceptions
 from climate.lease import events as lease_events
+from climate.lease import holds
 from climate.lease import input as lease_input
 from climate.lease import types as lease_types
 from climate.lease import views
@@ -87,7 +88,7 @@ class LeaseService:
     """Domain operations on leases; called by the RPC endpoint."""
 
     def __init__(self, plugins, notifier, wake, released=None,
-                 queued=None, hunter=None, hunting=None):
+                 queued=None, hunter=None, hunting=None, held=None):
         """:param wake: callable telling every event engine to look again.
         :param released: callable telling every manager that capacity was
             released (``climate.manager.workers.retries``).
@@ -96,7 +97,9 @@ class LeaseService:
         :param hunter: the manager's ``climate.manager.workers.hunts.Hunter``
             (best_effort leases; None: they never hunt).
         :param hunting: callable telling this manager's hunt worker that a
-            lease hunts."""
+            lease hunts.
+        :param held: callable telling this manager's hold worker that a
+            hold was made (``climate.manager.workers.holds``)."""
         self.plugins = plugins
         self.notifier = notifier
         self.wake = wake
@@ -104,6 +107,7 @@ class LeaseService:
         self.queued = queued or (lambda: None)
         self.hunter = hunter
         self.hunting = hunting or (lambda: None)
+        self.held = held or (lambda: None)
 
     def _wake_if_due_soon(self, due_times):
         """Wake the engines for an event due before they look anyway.
@@ -156,11 +160,15 @@ class LeaseService:
         now = dates.utcnow()
         asked, lease_type, max_retries = lease_types.parse(
             body, CONF.leases.max_retries)
+        asked, hold_for = holds.parse(asked, CONF.leases.max_hold_for)
         values = lease_input.parse_create(
             asked, now, CONF.api.max_name_length,
             CONF.manager.minutes_before_end_lease)
         lease_types.check(lease_type, values, now)
         values.update(lease_type=lease_type, max_retries=max_retries)
+        if hold_for is not None:
+            values['hold_expires_at'] = holds.expiry(
+                hold_for, lease_type, values['end_date'], now)
         if lease_type == lease_types.WITH_RETRIES:
             # its place in the queue, should it wait
             values['arrival'] = time.time_ns() // 1000
@@ -193,9 +201,15 @@ class LeaseService:
             self.notifier.send(ctx, lease_notifications.CREATE, result)
             self.hunting()
             return result
-        result = self._prepare(ctx, result)
-        self.notifier.send(ctx, lease_notifications.CREATE, result)
-        self._wake_if_due_soon(due_times)
+        if result['status'] == states.HELD:
+            # nothing made in the cloud before the confirm: an expired
+            # hold leaves nothing behind there
+            self.notifier.send(ctx, lease_notifications.CREATE, result)
+            self.held()
+        else:
+            result = self._prepare(ctx, result)
+            self.notifier.send(ctx, lease_notifications.CREATE, result)
+            self._wake_if_due_soon(due_times)
         if lease_type == lease_types.SCHEDULED:
             guaranteed, note = lease_types.guarantee(
                 self.plugins, [item.plugin.resource_type
@@ -334,6 +348,72 @@ class LeaseService:
             db_api.flush(ctx)
             return views.lease(lease)
 
+    # -- temporary holds (climate.lease.holds) ------------------------------
+
+    def confirm(self, ctx, lease_id):
+        """A hold becomes the lease its type makes, what it booked kept;
+        its events run from now on (a start that came during the hold is
+        due at once).  HoldNotConfirmable (409) unless it is HELD and its
+        hold has not expired."""
+        view, due_times = self._confirm(ctx, lease_id)
+        LOG.info('Lease %s confirmed (%s)', lease_id, view['status'])
+        view = self._prepare(ctx, view)
+        self.notifier.send(ctx, lease_notifications.CONFIRM, view)
+        self._wake_if_due_soon(due_times)
+        return view
+
+    @db_api.retry_on_deadlock
+    def _confirm(self, ctx, lease_id):
+        now = dates.utcnow()
+        with db_api.writer(ctx):
+            lease = db_api.lease_get(ctx, lease_id, _scope(ctx),
+                                     for_update=True)
+            holds.check_confirmable(lease.id, lease.status,
+                                    lease.hold_expires_at, now)
+            db_api.set_status(lease, 'lease',
+                              lease_types.initial_status(lease.lease_type))
+            lease.status_reason = None
+            due_times = []
+            for ev in lease.events:
+                if ev.status == states.UNDONE:
+                    # an engine that found it held put it back until the
+                    # expiry: due at its time again
+                    ev.due_at = ev.time
+                    if ev.event_type in lease_events.RUN_EVENT_TYPES:
+                        due_times.append(ev.time)
+            db_api.flush(ctx)
+            return views.lease(lease), due_times
+
+    @db_api.retry_on_deadlock
+    def expire_hold(self, ctx, lease_id, now):
+        """An unconfirmed hold past its expiry: what it booked released,
+        its events gone (it never was a lease; one an engine has claimed
+        too: the engine locks the lease first, then finds its claim
+        lost), EXPIRED.  Returns the lease
+        view; None when it is not held any more (confirmed, deleted or
+        expired by another manager) or not expired yet."""
+        with db_api.writer(ctx):
+            lease = db_api.lease_get(ctx, lease_id, for_update=True)
+            if lease.status != states.HELD or lease.hold_expires_at > now:
+                return None
+            value = plugin_values.Lease.of(lease)
+            for res, res_value in plugin_values.reservation_pairs(lease):
+                self.plugins.get(res.resource_type).delete(ctx, value,
+                                                           res_value)
+                db_api.set_status(res, 'reservation', states.RES_DELETED)
+            for ev in [ev for ev in lease.events if ev.status in (
+                    states.UNDONE, states.IN_PROGRESS)]:
+                lease.events.remove(ev)
+            db_api.set_status(lease, 'lease', states.EXPIRED,
+                              reason=holds.expired_reason(
+                                  lease.hold_expires_at))
+            db_api.flush(ctx)
+            view = views.lease(lease)
+        LOG.info('Lease %s EXPIRED: %s', lease_id, view['status_reason'])
+        self.notifier.send(ctx, lease_notifications.HOLD_EXPIRED, view)
+        self.released()
+        return view
+
     def _validated(self, ctx, requests):
         """Each ``(resource type, params)`` request checked by its
         plugin (``validate``, then ``check`` as the caller), preceded by
@@ -390,6 +470,7 @@ class LeaseService:
             'lease_type': values.get('lease_type'),
             'max_retries': values.get('max_retries'),
             'arrival': values.get('arrival'),
+            'hold_expires_at': values.get('hold_expires_at'),
         }
 
     def _insert(self, ctx, row_values, validated, events, idempotency):
@@ -457,6 +538,9 @@ class LeaseService:
         row_values = self._row_values(
             ctx, values, trust_id,
             lease_types.initial_status(values.get('lease_type')))
+        if values.get('hold_expires_at') is not None:
+            row_values.update(status=states.HELD, status_reason=(
+                holds.held_reason(values['hold_expires_at'])))
         if values.get('lease_type') == lease_types.WITH_RETRIES:
             row_values['retry_attempts'] = 1
         with db_api.writer(ctx) as session:

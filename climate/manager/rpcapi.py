@@ -53,9 +53,10 @@ else:
     BUS_ERRORS += (kombu.exceptions.KombuError, amqp.exceptions.AMQPError)
 
 #: RPC API versions: 1.1 adds create_lease's idempotency_key, and ping;
-#: 1.2 adds released.
+#: 1.2 adds released; 1.3 confirm_lease (temporary holds).
 IDEMPOTENCY_VERSION = '1.1'
 RETRIES_VERSION = '1.2'
+HOLDS_VERSION = '1.3'
 
 
 def _first_line(exc):
@@ -340,6 +341,11 @@ class ManagerAPI:
 
     def update_lease(self, ctx, lease_id, body):
         return self._call(ctx, 'update_lease', lease_id=lease_id, body=body)
+
+    def confirm_lease(self, ctx, lease_id):
+        return self._call(ctx, 'confirm_lease',
+                          client=self._client.prepare(version=HOLDS_VERSION),
+                          lease_id=lease_id)
 
     def delete_lease(self, ctx, lease_id):
         return self._call(ctx, 'delete_lease', lease_id=lease_id)

@@ -27,6 +27,7 @@ from climate.manager import webhooks
 from climate.manager.workers import body_filler
 from climate.manager.workers import delivery
 from climate.manager.workers import events
+from climate.manager.workers import holds
 from climate.manager.workers import hunts
 from climate.manager.workers import power as power_planner
 from climate.manager.workers import retries
@@ -54,9 +55,10 @@ class ManagerEndpoint:
 
     1.1: ``create_lease`` takes an ``idempotency_key``; ``ping``.
     1.2: ``released``.
+    1.3: ``confirm_lease`` (temporary holds, ``climate.lease.holds``).
     """
 
-    target = messaging.Target(version='1.2')
+    target = messaging.Target(version='1.3')
 
     def __init__(self, service):
         self.leases = service.leases
@@ -83,6 +85,11 @@ class ManagerEndpoint:
             return self.leases.create(ctx, body)
         return idempotency.create_once(self.leases, ctx, body,
                                        idempotency_key)
+
+    @_user_errors
+    def confirm_lease(self, ctx, lease_id):
+        """1.3: a temporary hold becomes its lease."""
+        return self.leases.confirm(ctx, lease_id)
 
     @_user_errors
     def update_lease(self, ctx, lease_id, body):
@@ -128,9 +135,10 @@ class ManagerService:
         self.leases = leases.LeaseService(
             self.plugins, notifier, self._wake_all, self._released_all,
             lambda: self.retries.wake(), self.hunter,
-            lambda: self.hunts.wake())
+            lambda: self.hunts.wake(), lambda: self.holds.wake())
         self.retries = retries.RetryWorker(self.leases)
         self.hunts = hunts.HuntWorker(self.leases, self.hunter)
+        self.holds = holds.HoldWorker(self.leases)
         self.engine.capacity_released = self._released_all
         self.engine.hunter = self.hunter
         self._server = None
@@ -190,6 +198,7 @@ class ManagerService:
         self.webhooks.start()
         self.retries.start()
         self.hunts.start()
+        self.holds.start()
         LOG.info('climate-manager %s started (plugins: %s)', self.host,
                  ', '.join(CONF.manager.plugins))
 
@@ -204,6 +213,7 @@ class ManagerService:
         self.power_planner.stop()
         self.retries.stop()
         self.hunts.stop()
+        self.holds.stop()
         self.engine.stop()
         # after the engine: its last events' deliveries are claimed or left
         # pending for the other managers

@@ -1,13 +1,15 @@
 """Lease notifications for metering and billing.
 
 Event types: ``climate.lease.create``, ``.update``, ``.delete``, ``.start``,
-``.end``, ``.before_end`` and ``.event.notification`` (a user's event of
-type ``notification`` ran; its payload adds ``event``).  The payload is
+``.end``, ``.before_end``, ``.event.notification`` (a user's event of
+type ``notification`` ran; its payload adds ``event``), ``.confirm`` and
+``.hold_expired`` (a temporary hold confirmed, or expired unconfirmed).  The payload is
 versioned: consumers check ``version`` (MAJOR.MINOR; a MINOR bump only adds
 fields) and read ``lease``, the lease exactly as ``GET /v1/leases/{id}``
 shows it, and (1.1) ``usage``, its resource-hours consumed and committed
 by resource type and class, so that a meter needs not call back; (1.2) the
-lease's type fields and states (``climate.lease.types``).  See
+lease's type fields and states (``climate.lease.types``); (1.3) the
+lease's ``hold_expires_at`` (``climate.lease.holds``).  See
 doc/source/notifications.rst for the schema.
 """
 
@@ -21,7 +23,7 @@ from climate.scheduling import usage as usage_math
 
 LOG = logging.getLogger(__name__)
 
-PAYLOAD_VERSION = '1.2'
+PAYLOAD_VERSION = '1.3'
 CREATE = 'create'
 UPDATE = 'update'
 DELETE = 'delete'
@@ -29,6 +31,9 @@ START = 'start'
 END = 'end'
 BEFORE_END = 'before_end'
 EVENT_NOTIFICATION = 'event.notification'
+#: temporary holds (microversion 1.14, climate.lease.holds)
+CONFIRM = 'confirm'
+HOLD_EXPIRED = 'hold_expired'
 
 
 def payload(lease, event=None, usage=None):

@@ -36,6 +36,13 @@ rules = [
         scope_types=['project'],
         description='Delete a lease.',
         operations=[{'path': '/v1/leases/{lease_id}', 'method': 'DELETE'}]),
+    policy.DocumentedRuleDefault(
+        name=PREFIX % 'confirm', check_str=base.PROJECT_MEMBER,
+        scope_types=['project'],
+        description='Confirm a temporary hold: it becomes its lease '
+                    '(microversion 1.14).',
+        operations=[{'path': '/v1/leases/{lease_id}/confirm',
+                     'method': 'POST'}]),
 ]
 
 

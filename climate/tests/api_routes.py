@@ -14,8 +14,8 @@ The walk follows pecan's conventions as Climate's controllers use them:
   ``put``, ``patch`` and ``delete`` at ``path/{id}``, each
   ``_custom_actions`` entry at ``path/action``, and each controller
   attribute at ``path/attribute`` -- or at ``path/{id}/attribute`` when
-  its ``get_all`` takes the parent's id, and at both when it takes
-  ``*ids``.
+  its ``get_all`` (or, without one, its ``post``) takes the parent's id,
+  and at both when it takes ``*ids``.
 
 Path parameters are spelled ``{}`` here: the reference names them.
 """
@@ -81,7 +81,9 @@ def _rest(controller, path):
             found.add((method.upper(), '%s/%s' % (path, action)))
     for name, child in _children(controller):
         below = '%s/%s' % (path, name)
-        get_all = _exposed(child, 'get_all')
+        # what a child answers at its own path tells where it is mounted
+        # (an action on an item, as /leases/{id}/confirm, has a post only)
+        get_all = _exposed(child, 'get_all') or _exposed(child, 'post')
         if get_all is not None and _any_ids(get_all):
             found |= walk(child, '%s/%s/%s' % (path, ITEM, name))
         elif get_all is not None and _positional(get_all):

@@ -192,6 +192,14 @@ SCENARIO = [
     Step('leases/lease-show', 'GET', '/v1/leases/{lease_id}', 200),
     Step('leases/lease-update', 'PUT', '/v1/leases/{lease_id}', 200,
          body={'name': 'lab-extended', 'prolong_for': '1h'}),
+    # a temporary hold (1.14), confirmed, then gone before what follows
+    # counts the leases
+    Step('leases/lease-hold', 'POST', '/v1/leases', 201,
+         body=_lease('trial', {'resource_type': 'noop'}, hold_for=600),
+         save={'hold_id': lambda r: r['lease']['id']}),
+    Step('leases/lease-confirm', 'POST', '/v1/leases/{hold_id}/confirm',
+         200),
+    Step(None, 'DELETE', '/v1/leases/{hold_id}', 204),
     Step('quotas/quota-show', 'GET', '/v1/quotas/project-a', 200),
     # -- what is booked -------------------------------------------------------
     Step('hosts/host-allocations-list', 'GET', '/v1/os-hosts/allocations',

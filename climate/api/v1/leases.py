@@ -10,6 +10,7 @@ from climate.api import microversion
 from climate.api.v1 import types
 from climate import dates
 from climate import exceptions
+from climate.lease import holds
 from climate.lease import types as lease_types
 from climate.lease import views
 from climate import policy
@@ -22,6 +23,8 @@ PRECREATED_VERSION = microversion.Version.parse('1.4')
 PRECREATED_FIELDS = ('server_id', 'server', 'on_end')
 #: Lease types (``lease_type``, ``max_retries``) and their states.
 LEASE_TYPES_VERSION = microversion.Version.parse('1.11')
+#: Temporary holds (``hold_for``, ``/confirm``) and their states.
+HOLDS_VERSION = microversion.Version.parse('1.14')
 #: Resource types newer than those fields, which take them at any version.
 NEWER_TYPES = ('virtual:volume', 'virtual:stack')
 LIST_PARAMS = frozenset(['limit', 'marker', 'sort_key', 'sort_dir', 'status',
@@ -140,32 +143,47 @@ def _typed():
 
 
 def _refuse_lease_type(body):
-    if _typed():
-        return
-    for field in lease_types.FIELDS:
-        if field in body:
-            raise _needs(field, LEASE_TYPES_VERSION)
+    if not _typed():
+        for field in lease_types.FIELDS:
+            if field in body:
+                raise _needs(field, LEASE_TYPES_VERSION)
+    if holds.FIELD in body and not _holds():
+        raise _needs(holds.FIELD, HOLDS_VERSION)
 
 
-def _shown(lease):
+def _holds():
+    """Whether the request's microversion knows temporary holds."""
+    return microversion.of(pecan.request) >= HOLDS_VERSION
+
+
+def _equivalents():
+    """The states the request's microversion does not know, each with
+    the one it is shown as (empty: every state is shown as it is)."""
+    if not _typed():
+        return states.BLAZAR_EQUIVALENT
+    if not _holds():
+        return states.HOLD_EQUIVALENT
+    return {}
+
+
+def _shown(lease, equivalents=None):
     """A lease as the request's microversion shows it: before 1.11, the
-    lease types' own states as Blazar's (``states.BLAZAR_EQUIVALENT``)."""
-    if _typed():
+    lease types' own states as Blazar's (``states.BLAZAR_EQUIVALENT``);
+    before 1.14, the holds' ones as PENDING and TERMINATED."""
+    equivalents = _equivalents() if equivalents is None else equivalents
+    if lease['status'] not in equivalents:
         return lease
-    return dict(lease, status=lease_types.blazar_status(lease['status']))
-
-
-# the lease types' states, as a stored body spells them: a page without
-# any is passed on untouched
-_TYPED_STATES = tuple('"%s"' % state
-                      for state in states.BLAZAR_EQUIVALENT)
+    return dict(lease, status=equivalents[lease['status']])
 
 
 def _shown_page(text):
-    """A page's JSON text as :func:`_shown` would show its leases."""
-    if _typed() or not any(state in text for state in _TYPED_STATES):
+    """A page's JSON text as :func:`_shown` would show its leases; a
+    page without any state to translate is passed on untouched."""
+    equivalents = _equivalents()
+    if not any('"%s"' % state in text for state in equivalents):
         return text
-    return json.dumps([_shown(lease) for lease in json.loads(text)])
+    return json.dumps([_shown(lease, equivalents)
+                       for lease in json.loads(text)])
 
 
 def _refuse_on_collection(lease_id):
@@ -174,7 +192,23 @@ def _refuse_on_collection(lease_id):
                                           allowed='GET, POST')
 
 
+class ConfirmController(rest.RestController):
+    """``POST /v1/leases/{id}/confirm`` (1.14): a temporary hold becomes
+    its lease."""
+
+    # the lease's id is the parent's routing argument (pecan answers 404
+    # to /v1/leases/confirm, which has none)
+    @pecan.expose('json')
+    def post(self, lease_id):
+        microversion.require(pecan.request, HOLDS_VERSION)
+        ctx = pecan.request.context
+        policy.authorize(ctx, 'climate:leases:confirm')
+        return {'lease': pecan.request.rpcapi.confirm_lease(ctx, lease_id)}
+
+
 class LeasesController(rest.RestController):
+
+    confirm = ConfirmController()
 
     @pecan.expose(content_type='application/json')
     def get_all(self):

@@ -89,6 +89,8 @@ class LeaseCreate(wtypes.Base):
     # microversion 1.11 (climate.lease.types checks them)
     lease_type = json_scalar
     max_retries = json_scalar
+    # microversion 1.14 (climate.lease.holds checks it)
+    hold_for = json_scalar
 
 
 class LeaseUpdate(wtypes.Base):

@@ -441,6 +441,12 @@ class EventEngine(worker_base.Worker):
             # the lease was rescheduled after the claim
             self._release(event, event.time)
             return False
+        if lease.status == states.HELD:
+            # not a lease until confirmed (climate.lease.holds): the
+            # confirm makes its events due again, the expiry removes them
+            self._release(event, max(now, lease.hold_expires_at) +
+                          _WAIT_FOR_EARLIER)
+            return False
         if event.event_type == lease_events.NOTIFICATION:
             # a notice of the user's: no plugin, no order
             event.attempts += 1

@@ -469,3 +469,33 @@ def test_lease_type_errors(cli):
                '--lease-type', 'sometimes')
     assert done.code != 0
     assert "invalid choice: 'sometimes'" in done.err, done
+
+
+def test_lease_holds(cli):
+    project = _project()
+    done = cli('lease-create', 'held', '--reservation', 'resource_type=noop',
+               '--start-date', _later(hours=2), '--end-date',
+               _later(hours=3), '--hold-for', '600', '-f', 'json',
+               project=project)
+    assert done.code == 0, done
+    lease = json.loads(done.out)
+    assert lease['status'] == 'HELD', lease
+    expires = _api_date(lease['hold_expires_at'])
+    assert abs((expires - _utcnow()).total_seconds() - 600) < 30
+    # shown as it is (1.14), in a listing too
+    listed = json.loads(cli('lease-list', '-f', 'json', project=project).out)
+    assert [(item['name'], item['status']) for item in listed] == [
+        ('held', 'HELD')]
+    done = cli('lease-confirm', 'held', '-f', 'json', project=project)
+    assert done.code == 0, done
+    confirmed = json.loads(done.out)
+    assert (confirmed['id'], confirmed['status']) == (lease['id'],
+                                                      'PENDING')
+    done = cli('lease-confirm', 'held', project=project)
+    assert done.code != 0
+    assert 'cannot be confirmed: it is PENDING, not HELD' in done.err, done
+    done = cli('lease-create', 'x', '--reservation', 'resource_type=noop',
+               '--hold-for', '0', project=project)
+    assert done.code != 0
+    assert 'hold_for must be a whole number of seconds from 1 to' in \
+        done.err, done

@@ -141,5 +141,22 @@ def test_older_clients_see_blazars_states():
     assert states.BLAZAR_EQUIVALENT == {
         'INACTIVE': 'PENDING', 'WAITING': 'PENDING',
         'IN_PROGRESS': 'STARTING', 'EXHAUSTED': 'ERROR',
-        'TIMEDOUT': 'ERROR'}
+        'TIMEDOUT': 'ERROR', 'HELD': 'PENDING', 'EXPIRED': 'TERMINATED'}
     assert set(states.BLAZAR_EQUIVALENT.values()) <= set(states.LEASE)
+    # 1.11 to 1.13 know the lease types' states, not the holds'
+    assert states.HOLD_EQUIVALENT == {'HELD': 'PENDING',
+                                      'EXPIRED': 'TERMINATED'}
+    assert set(states.BLAZAR_EQUIVALENT.values()).isdisjoint(
+        states.BLAZAR_EQUIVALENT)
+
+
+def test_a_hold_is_confirmed_or_expires_once():
+    assert states.check('lease', states.HELD, states.PENDING)
+    assert states.check('lease', states.HELD, states.INACTIVE)
+    assert states.check('lease', states.HELD, states.EXPIRED)
+    for later in (states.STARTING, states.ACTIVE, states.ERROR):
+        with pytest.raises(exceptions.InvalidStateTransition):
+            states.check('lease', states.HELD, later)
+    with pytest.raises(exceptions.InvalidStateTransition):
+        states.check('lease', states.EXPIRED, states.PENDING)
+    assert states.EXPIRED in states.LEASE_FINISHED

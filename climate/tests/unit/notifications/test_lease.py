@@ -50,7 +50,7 @@ def test_lease_notification_is_versioned_and_carries_the_lease(
     assert message['publisher_id'] == 'climate.manager.host1'
     assert priority == 'INFO'
     # a lease holding nothing
-    assert message['payload'] == {'version': '1.2', 'lease': lease,
+    assert message['payload'] == {'version': '1.3', 'lease': lease,
                                   'usage': []}
 
 

@@ -338,15 +338,20 @@ class LeaseService:
             lease = db_api.lease_get(ctx, lease_id, for_update=True)
             if lease.status != states.HUNTING:
                 return None
-            value = plugin_values.Lease.of(lease)
-            for res, res_value in plugin_values.reservation_pairs(lease):
-                self.plugins.get(res.resource_type).delete(ctx, value,
-                                                           res_value)
-                db_api.set_status(res, 'reservation', states.RES_DELETED)
+            self._release_bookings(ctx, lease)
             db_api.set_status(lease, 'lease', states.TIMEDOUT,
                               reason=reason[:4000])
             db_api.flush(ctx)
             return views.lease(lease)
+
+    def _release_bookings(self, ctx, lease):
+        """What a lease that never started booked, released (in the
+        caller's transaction): its reservations deleted."""
+        value = plugin_values.Lease.of(lease)
+        for res, res_value in plugin_values.reservation_pairs(lease):
+            self.plugins.get(res.resource_type).delete(ctx, value,
+                                                       res_value)
+            db_api.set_status(res, 'reservation', states.RES_DELETED)
 
     # -- temporary holds (climate.lease.holds) ------------------------------
 
@@ -396,11 +401,7 @@ class LeaseService:
             lease = db_api.lease_get(ctx, lease_id, for_update=True)
             if lease.status != states.HELD or lease.hold_expires_at > now:
                 return None
-            value = plugin_values.Lease.of(lease)
-            for res, res_value in plugin_values.reservation_pairs(lease):
-                self.plugins.get(res.resource_type).delete(ctx, value,
-                                                           res_value)
-                db_api.set_status(res, 'reservation', states.RES_DELETED)
+            self._release_bookings(ctx, lease)
             for ev in [ev for ev in lease.events if ev.status in (
                     states.UNDONE, states.IN_PROGRESS)]:
                 lease.events.remove(ev)

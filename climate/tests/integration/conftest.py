@@ -423,21 +423,29 @@ class ClimateServices:
             self.wait_logged(name, offset, ' started (plugins: ',
                              SERVICE_START_TIMEOUT)
 
-    def wait_logged(self, name, offset, text, timeout):
-        """Wait until ``name``'s log says ``text`` past ``offset``."""
+    def _wait(self, name, ready, timeout, what):
+        """Poll ``ready()`` until true while the services live; fail
+        saying ``name`` did not ``what`` within ``timeout`` s, with the
+        tail of its log."""
         deadline = time.monotonic() + timeout
         while True:
             self.check_alive()
-            with open(self.log(name), 'rb') as log:
-                log.seek(offset)
-                if text.encode() in log.read():
-                    return
+            if ready():
+                return
             if time.monotonic() > deadline:
-                pytest.fail(f'{name} did not log {text!r} within {timeout} s; '
+                pytest.fail(f'{name} did not {what} within {timeout} s; '
                             f'last lines of {self.log(name)}:\n'
                             f'{_tail(self.log(name).read_text(errors="replace"))}',
                             pytrace=False)
             time.sleep(0.2)
+
+    def wait_logged(self, name, offset, text, timeout):
+        """Wait until ``name``'s log says ``text`` past ``offset``."""
+        def logged():
+            with open(self.log(name), 'rb') as log:
+                log.seek(offset)
+                return text.encode() in log.read()
+        self._wait(name, logged, timeout, f'log {text!r}')
 
     def check_alive(self):
         for name, proc in self.procs.items():
@@ -448,22 +456,15 @@ class ClimateServices:
                             pytrace=False)
 
     def wait_api(self, timeout):
-        deadline = time.monotonic() + timeout
-        while True:
-            self.check_alive()
+        def answers():
             try:
                 urllib.request.urlopen(self.url + '/', timeout=2).close()
-                return
             except urllib.error.HTTPError:
-                return  # it answers: good enough
+                pass  # it answers: good enough
             except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f'climate-api did not answer on {self.url} within {timeout} s; '
-                            f'last lines of {self.log("climate-api")}:\n'
-                            f'{_tail(self.log("climate-api").read_text(errors="replace"))}',
-                            pytrace=False)
-            time.sleep(0.2)
+                return False
+            return True
+        self._wait('climate-api', answers, timeout, f'answer on {self.url}')
 
     def stop(self, *names):
         """Stop ``names`` (default: every one of them) by their process groups."""

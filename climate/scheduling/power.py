@@ -138,6 +138,12 @@ def wake_lead(host, settings):
                  settings.wake_margin)
 
 
+def default_lead(default_boot, wake_margin):
+    """The wake lead of a host whose boot time was never measured (the
+    allocator's look ahead: could a host asleep now be up in time)."""
+    return _lead(None, default_boot, wake_margin)
+
+
 # the plan asks it of every host at every run: remembered, as
 # constructing timedeltas was most of a run's time
 @functools.lru_cache(maxsize=4096)

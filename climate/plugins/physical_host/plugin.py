@@ -54,6 +54,7 @@ from climate.plugins import common
 from climate.plugins import host_filters
 from climate.plugins.physical_host import backends
 from climate.scheduling import hosts as sched
+from climate.scheduling import power as plan_power
 from climate import states
 
 LOG = logging.getLogger(__name__)
@@ -297,8 +298,10 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         asleep now could be woken for it."""
         if not CONF.power.enabled:
             return False
-        lead = CONF.power.default_boot_time + CONF.power.wake_margin
-        return start < dates.utcnow() + datetime.timedelta(seconds=lead)
+        lead = plan_power.default_lead(
+            datetime.timedelta(seconds=CONF.power.default_boot_time),
+            datetime.timedelta(seconds=CONF.power.wake_margin))
+        return start < dates.utcnow() + lead
 
     def _not_enough(self, ctx, matching, count, start, end,
                     exclude_reservation=None, what=None, taken=()):

@@ -83,6 +83,9 @@ def test_the_wake_lead_is_the_measured_boot_plus_the_margin():
     assert power.wake_lead(host(1), ON_PLAN) == LEAD
     assert power.wake_lead(host(1, boot_seconds=1200), ON_PLAN) == \
         datetime.timedelta(minutes=25)
+    # a host never measured: the allocator's look ahead is the same rule
+    assert power.default_lead(ON_PLAN.default_boot,
+                              ON_PLAN.wake_margin) == LEAD
 
 
 def test_a_sleeping_host_wakes_one_wake_lead_before_its_booking():

@@ -134,14 +134,16 @@ def energy_report(ctx, query):
     # a host deleted since keeps its history, not its reading
     counted = {host_id: watts_of(measured.get(host_id)) for host_id in off}
     watts = {host_id: pair[0] for host_id, pair in counted.items()}
+    past = [(began, min(ended, now)) for began, ended in windows
+            if began < now]
+    tallies = power_plan.tally_steps(off, past, watts)
     steps = []
-    for began, ended in windows:
+    for index, (began, ended) in enumerate(windows):
         entry = usage.window(began, ended)
-        if began >= now:
-            entry.update(hours_off=None, kwh_saved=None)
+        if index < len(tallies):
+            entry.update(_figures(tallies[index]))
         else:
-            entry.update(_figures(power_plan.tally(
-                off, began, min(ended, now), watts)))
+            entry.update(hours_off=None, kwh_saved=None)
         steps.append(entry)
     names = {row.id: row.hypervisor_hostname
              for row in db_hosts.hosts_by_ids(ctx, sorted(off))}

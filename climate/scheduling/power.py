@@ -53,6 +53,7 @@ host's power state changes.  :func:`tally` turns a history of intervals
 off into host-hours off and kWh saved against always-on.
 """
 
+import bisect
 import collections
 import datetime
 import functools
@@ -347,3 +348,40 @@ def tally(off, since, until, idle_watts, off_watts=0.0):
         hours += host_hours
         kwh += host_hours * (watts - off_watts) / 1000.0
     return Tally(hours, kwh)
+
+
+def tally_steps(off, windows, idle_watts, off_watts=0.0):
+    """:func:`tally` of each window of ``windows`` (``(since, until)``
+    pairs in order, none overlapping the next), in one walk over the
+    intervals: each off interval is cut only into the windows it
+    overlaps, where a tally per window reads every interval once per
+    window (a month by the hour at 100,000 hosts: 72 million steps)."""
+    starts = [since for since, _until in windows]
+    seconds = [[0.0, 0.0] for _window in windows]  # [all, weighed]
+    for host_id, intervals in off.items():
+        watts = (idle_watts[host_id] if isinstance(idle_watts, dict)
+                 else idle_watts)
+        for start, end in _union(intervals):
+            index = max(0, bisect.bisect_right(starts, start) - 1)
+            while index < len(windows) and windows[index][0] < end:
+                since, until = windows[index]
+                within = (min(end, until) - max(start, since)).total_seconds()
+                if within > 0:
+                    seconds[index][0] += within
+                    seconds[index][1] += within * (watts - off_watts)
+                index += 1
+    return [Tally(total / 3600.0, weighed / 3600.0 / 1000.0)
+            for total, weighed in seconds]
+
+
+def _union(intervals):
+    """``intervals`` merged where they overlap, in order."""
+    merged = []
+    for start, end in sorted(intervals):
+        if end <= start:
+            continue
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return merged

@@ -238,6 +238,34 @@ def test_tally_merges_clips_and_weighs_by_host():
     assert power.tally({}, at(0), at(1), 150.0) == (0.0, 0.0)
 
 
+_MINUTES = st.integers(min_value=-120, max_value=24 * 60)
+
+
+@PROPERTY
+@given(off=st.dictionaries(
+           st.integers(min_value=1, max_value=6),
+           st.lists(st.tuples(_MINUTES, st.integers(min_value=0,
+                                                    max_value=600)),
+                    max_size=6), max_size=6),
+       step=st.integers(min_value=1, max_value=300),
+       steps=st.integers(min_value=1, max_value=12),
+       watts=st.sampled_from([150.0, {h: 50.0 * h for h in range(1, 7)}]))
+def test_tally_steps_is_a_tally_per_window(off, step, steps, watts):
+    minute = datetime.timedelta(minutes=1)
+    spans = {host_id: [(T0 + start * minute, T0 + (start + length) * minute)
+                       for start, length in intervals]
+             for host_id, intervals in off.items()}
+    windows = [(T0 + i * step * minute, T0 + (i + 1) * step * minute)
+               for i in range(steps)]
+    got = power.tally_steps(spans, windows, watts, off_watts=5.0)
+    want = [power.tally(spans, since, until, watts, off_watts=5.0)
+            for since, until in windows]
+    assert len(got) == len(want)
+    for one, other in zip(got, want):
+        assert one.host_hours_off == pytest.approx(other.host_hours_off)
+        assert one.kwh_saved == pytest.approx(other.kwh_saved)
+
+
 # -- properties ---------------------------------------------------------------
 
 @st.composite

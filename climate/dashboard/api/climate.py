@@ -234,6 +234,11 @@ def lease_delete(request, lease_id):
     client(request).leases.delete(lease_id)
 
 
+def lease_confirm(request, lease_id):
+    """A temporary hold becomes its lease (microversion 1.14)."""
+    return Lease(client(request).leases.confirm(lease_id))
+
+
 # -- hosts (admin) --------------------------------------------------------
 
 def host_list(request):

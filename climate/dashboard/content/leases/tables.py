@@ -15,10 +15,12 @@ PREV_MARKER = 'prev_marker'
 
 #: Horizon's meaning of each status: True settled, False failed, None on
 #: its way (the row is read again until it settles).  A lease waiting for
-#: its start or for capacity is settled: it may wait for days.
+#: its start or for capacity is settled: it may wait for days; so is a
+#: hold, which waits for its user's confirm.
 STATUS_CHOICES = (
     ('ACTIVE', True), ('PENDING', True), ('INACTIVE', True),
-    ('WAITING', True), ('TERMINATED', True),
+    ('WAITING', True), ('TERMINATED', True), ('HELD', True),
+    ('EXPIRED', True),
     ('IN_PROGRESS', None), ('STARTING', None), ('UPDATING', None),
     ('TERMINATING', None),
     ('EXHAUSTED', False), ('TIMEDOUT', False), ('ERROR', False),
@@ -30,6 +32,7 @@ STATUS_DISPLAY = (
     ('UPDATING', _('Updating')), ('TERMINATING', _('Ending')),
     ('TERMINATED', _('Ended')), ('EXHAUSTED', _('Out of retries')),
     ('TIMEDOUT', _('Timed out')), ('ERROR', _('Error')),
+    ('HELD', _('Held, to confirm')), ('EXPIRED', _('Hold expired')),
 )
 LEASE_TYPE_DISPLAY = (
     ('immediate', _('Immediate')), ('scheduled', _('Scheduled')),
@@ -75,6 +78,31 @@ class DeleteLease(tables.DeleteAction):
             climate_api.lease_delete(request, obj_id)
         except climate_api.ReservationError as exc:
             # Horizon's own message names the lease, not the reason
+            messages.error(request, exc.message)
+            raise
+
+
+class ConfirmLease(tables.BatchAction):
+    """A temporary hold becomes its lease (only a HELD lease offers it)."""
+    name = 'confirm'
+    policy_rules = policy.LEASE_CONFIRM
+
+    @staticmethod
+    def action_present(count):
+        return ngettext_lazy('Confirm Hold', 'Confirm Holds', count)
+
+    @staticmethod
+    def action_past(count):
+        return ngettext_lazy('Confirmed Hold', 'Confirmed Holds', count)
+
+    def allowed(self, request, lease=None):
+        return lease is None or lease.status == states.HELD
+
+    def action(self, request, obj_id):
+        try:
+            climate_api.lease_confirm(request, obj_id)
+        except climate_api.ReservationError as exc:
+            # the API's reason (expired, not held), not Horizon's sentence
             messages.error(request, exc.message)
             raise
 
@@ -128,7 +156,7 @@ class LeasesTable(tables.DataTable):
         status_columns = ('status',)
         row_class = UpdateLeaseRow
         table_actions = (LeaseFilter, CreateLease, DeleteLease)
-        row_actions = (UpdateLease, DeleteLease)
+        row_actions = (ConfirmLease, UpdateLease, DeleteLease)
 
 
 class ReservationsTable(tables.DataTable):

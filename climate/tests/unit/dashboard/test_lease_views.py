@@ -360,3 +360,42 @@ class UpdateTests(helpers.TestCase):
         self.assertEqual(response.status_code, 200)
         self.assertContains(response, 'Not enough hosts available to '
                                       'extend the lease')
+
+
+class HoldTests(helpers.TestCase):
+
+    def test_only_a_hold_offers_its_confirm(self):
+        self.mock_api('lease_list', return_value=(
+            [helpers.lease('held', status='HELD'),
+             helpers.lease('open', status='PENDING')], False))
+        response = self.client.get(INDEX)
+        self.assertContains(response, 'leases__confirm__held')
+        self.assertNotContains(response, 'leases__confirm__open')
+        self.assertContains(response, 'Held, to confirm')
+        rows = {r.datum.id: r for r in response.context['table'].get_rows()}
+        self.assertEqual(rows['held'].status, True)
+
+    def test_confirm(self):
+        self.mock_api('lease_list', return_value=(
+            [helpers.lease('held', status='HELD')], False))
+        confirm = self.mock_api('lease_confirm', return_value=helpers.lease(
+            'held', status='PENDING'))
+        response = self.client.post(INDEX, {'action':
+                                            'leases__confirm__held'})
+        self.assertRedirectsNoFollow(response, INDEX)
+        self.assertEqual(confirm.call_args.args[1], 'held')
+
+    def test_a_refused_confirm_says_the_apis_reason(self):
+        self.mock_api('lease_list', return_value=(
+            [helpers.lease('held', status='HELD')], False))
+        self.mock_api('lease_confirm', side_effect=climate_api.
+                      ReservationConflict('Lease held cannot be confirmed: '
+                                          'its hold expired at 2090-01-01 '
+                                          '12:00:00 UTC.', 409))
+        response = self.client.post(INDEX, {'action':
+                                            'leases__confirm__held'})
+        self.assertEqual(response.status_code, 302)
+        response = self.client.get(INDEX)
+        self.assertTrue(any('its hold expired' in m
+                            for m in self.messages_of(response)),
+                        self.messages_of(response))

@@ -101,8 +101,9 @@ LEASE_UPDATABLE = frozenset({PENDING, INACTIVE, ACTIVE})
 # Not started yet, its resources booked: a scheduled lease is INACTIVE
 # where any other is PENDING.
 LEASE_NOT_STARTED = frozenset({PENDING, INACTIVE})
-# Holding resources, now or later: healing replaces what such a lease lost.
-LEASE_HOLDING = frozenset({PENDING, INACTIVE, ACTIVE})
+# Holding resources, now or later: healing replaces what such a lease lost
+# (a hold's too: its confirm keeps what it booked).
+LEASE_HOLDING = frozenset({PENDING, INACTIVE, ACTIVE, HELD})
 # Done for good: its trust has no more use.
 LEASE_FINISHED = frozenset({TERMINATED, EXHAUSTED, TIMEDOUT, EXPIRED})
 # An event engine is (or may be) acting on the lease.

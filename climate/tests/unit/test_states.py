@@ -103,7 +103,7 @@ def test_updatable_and_busy_sets():
                                       states.ACTIVE}
     assert states.LEASE_NOT_STARTED == {states.PENDING, states.INACTIVE}
     assert states.LEASE_HOLDING == {states.PENDING, states.INACTIVE,
-                                    states.ACTIVE}
+                                    states.ACTIVE, states.HELD}
     assert states.LEASE_BUSY == {states.STARTING, states.UPDATING,
                                  states.TERMINATING}
     assert not states.LEASE_UPDATABLE & states.LEASE_BUSY

@@ -253,6 +253,24 @@ def test_healing_replaces_a_down_host_or_flags_the_lease(env):
     assert admin(env, 'GET', '/v1/os-hosts/1')['host']['reservable'] is True
 
 
+def test_healing_replaces_a_held_leases_down_host(env):
+    add_hosts(env, 2)
+    plugin = env.plugin('physical:host')
+    resp = env.request('POST', '/v1/leases', version='1.14', body={
+        'name': 'held', 'start_date': '2090-02-01 00:00',
+        'end_date': '2090-02-02 00:00', 'events': [], 'hold_for': 600,
+        'reservations': [{'resource_type': 'physical:host', 'min': 1,
+                          'max': 1}]})
+    assert resp.status_int == 201, resp.text
+    held = resp.json['lease']
+    assert hosts_of(env, held) == ['1']
+    env.backend.down = {'h00'}
+    assert plugin.heal(context.admin_context()) == [
+        held['reservations'][0]['id']]
+    # its confirm keeps what it holds: the healed host
+    assert hosts_of(env, held) == ['2']
+
+
 def test_a_host_that_does_not_wake_in_time_is_healed_as_down(
         env, monkeypatch):
     from oslo_config import cfg

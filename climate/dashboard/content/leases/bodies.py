@@ -168,6 +168,8 @@ def create_body(data):
         if data['lease_type'] == 'with_retries' and \
                 _filled(data, 'max_retries'):
             body['max_retries'] = data['max_retries']
+    if _filled(data, 'hold_for'):
+        body['hold_for'] = data['hold_for']
     return body
 
 

@@ -82,6 +82,11 @@ class CreateLeaseForm(reservation_fields.HostFields,
                     "service's setting)"),
         widget=forms.NumberInput(attrs=form_fields.switched(
             'lease_type', with_retries=_('Most retries'))))
+    hold_for = forms.IntegerField(
+        label=_('Hold for (seconds)'), min_value=1, required=False,
+        help_text=_('A temporary hold: booked now, confirmed from the '
+                    'list before it expires, or released (leave empty '
+                    'for a lease at once)'))
     start_date = form_fields.DateText(label=_('Start (UTC)'),
                                       initial='now')
     end_date = form_fields.DateText(
@@ -97,7 +102,8 @@ class CreateLeaseForm(reservation_fields.HostFields,
 
     # the lease, then each type's fields in the order one fills them in
     field_order = (
-        'name', 'lease_type', 'max_retries', 'start_date', 'end_date',
+        'name', 'lease_type', 'max_retries', 'hold_for', 'start_date',
+        'end_date',
         'duration', 'resource_type',
         'min_hosts', 'max_hosts', 'before_end',
         'server_source', 'server_id', 'server_name', 'image', 'flavor',

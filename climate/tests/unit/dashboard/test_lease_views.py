@@ -229,6 +229,17 @@ class CreateTests(helpers.TestCase):
             'memory_mb': 8192, 'disk_gb': 20, 'affinity': False,
             'resource_properties': ''}])
 
+    def test_a_hold(self):
+        create = self.mock_api('lease_create', return_value=helpers.lease(
+            status='HELD'))
+        response = self.client.post(CREATE, _create_data(hold_for=600))
+        self.assertNoFormErrors(response)
+        self.assertEqual(create.call_args.args[1]['hold_for'], 600)
+        create.reset_mock()
+        response = self.client.post(CREATE, _create_data())
+        self.assertNoFormErrors(response)
+        self.assertNotIn('hold_for', create.call_args.args[1])
+
     def test_a_409_is_shown_in_the_form_as_the_api_says_it(self):
         text = ('Not enough hosts available: 2 host(s) match the filters '
                 'and 0 of them are free from 2090-01-01 12:00:00 to '

@@ -221,6 +221,7 @@ class ManagerAPI:
             timeout=self._call_timeout,
             call_monitor_timeout=self._bus_timeout, **bounded)
         self._client_1_1 = self._client.prepare(version=IDEMPOTENCY_VERSION)
+        self._client_1_3 = self._client.prepare(version=HOLDS_VERSION)
         self._fanout = rpc.get_client(fanout=True).prepare(**bounded)
         self.bus = BusState()
 
@@ -343,8 +344,7 @@ class ManagerAPI:
         return self._call(ctx, 'update_lease', lease_id=lease_id, body=body)
 
     def confirm_lease(self, ctx, lease_id):
-        return self._call(ctx, 'confirm_lease',
-                          client=self._client.prepare(version=HOLDS_VERSION),
+        return self._call(ctx, 'confirm_lease', client=self._client_1_3,
                           lease_id=lease_id)
 
     def delete_lease(self, ctx, lease_id):

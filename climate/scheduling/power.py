@@ -322,12 +322,10 @@ Tally = collections.namedtuple('Tally', 'host_hours_off kwh_saved')
 def _seconds_within(intervals, since, until):
     """Seconds of the union of ``intervals`` inside ``[since, until)``."""
     total = 0.0
-    cursor = since
-    for start, end in sorted(intervals):
-        start, end = max(start, cursor), min(end, until)
+    for start, end in _union(intervals):
+        start, end = max(start, since), min(end, until)
         if end > start:
             total += (end - start).total_seconds()
-            cursor = end
     return total
 
 

@@ -77,19 +77,15 @@ class HostAllocationController(rest.RestController):
         return {'allocation': _rpc().host_allocation(ctx, host_id, **params)}
 
 
-def _without(view, fields):
-    return {key: value for key, value in view.items() if key not in fields}
-
-
 def _power_shown(view):
     """A host's power view as the request's microversion shows it:
     before 1.13, without the measured watts (the manager answers 1.13's
     view)."""
     if microversion.of(pecan.request) >= WATTS_VERSION:
         return view
-    shown = _without(view, WATTS_FIELDS)
+    shown = inventory.without(view, WATTS_FIELDS)
     if 'energy' in shown:
-        shown['energy'] = _without(shown['energy'], WATTS_ENERGY_FIELDS)
+        shown['energy'] = inventory.without(shown['energy'], WATTS_ENERGY_FIELDS)
     return shown
 
 

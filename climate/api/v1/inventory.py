@@ -48,3 +48,9 @@ def refuse_on_collection(item_id, allowed):
     if item_id is None:
         raise exceptions.MethodNotAllowed(method=pecan.request.method,
                                           allowed=allowed)
+
+
+def without(view, fields):
+    """``view`` (a dict) less the keys of ``fields``: an answer as a
+    microversion older than the one that added them shows it."""
+    return {key: value for key, value in view.items() if key not in fields}

@@ -44,10 +44,8 @@ def _energy_shown(report):
     1.13, its hosts without their watts (the manager answers 1.13's)."""
     if microversion.of(pecan.request) >= WATTS_VERSION:
         return report
-    hosts = [{key: value for key, value in host.items()
-              if key not in WATTS_HOST_FIELDS}
-             for host in report['hosts']]
-    return dict(report, hosts=hosts)
+    return dict(report, hosts=[inventory.without(host, WATTS_HOST_FIELDS)
+                               for host in report['hosts']])
 
 
 class EnergyController(rest.RestController):

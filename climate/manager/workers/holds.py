@@ -14,15 +14,18 @@ wakes it.
 """
 
 from oslo_config import cfg
+from oslo_log import log as logging
 import sqlalchemy as sa
 
 from climate import context as climate_context
 from climate import dates
 from climate.db import api as db_api
 from climate.db import models
+from climate.manager import outages
 from climate.manager.workers import base as worker_base
 from climate import states
 
+LOG = logging.getLogger(__name__)
 CONF = cfg.CONF
 
 #: Most holds one pass expires (the next pass comes at once when more are
@@ -72,12 +75,23 @@ class HoldWorker(worker_base.Worker):
     def run_pass(self, ctx, now=None):
         """Expire what is due; returns the ids of the holds that this
         pass expired (not those another manager or a confirm got to
-        first)."""
+        first).  A hold that fails to expire (a plugin's release raised)
+        is logged and tried again at the next pass, after the others: it
+        comes first in every pass, so failing the pass would keep every
+        later hold from expiring.  A lost database fails the pass."""
         now = now or dates.utcnow()
         expired = []
         for lease_id in due(ctx, now):
             if self._stopping.is_set():
                 break
-            if self.leases.expire_hold(ctx, lease_id, now) is not None:
+            try:
+                view = self.leases.expire_hold(ctx, lease_id, now)
+            except Exception as exc:
+                if outages.is_database_outage(exc):
+                    raise
+                LOG.exception('Could not expire the hold of lease %s; '
+                              'trying again at the next pass', lease_id)
+                continue
+            if view is not None:
                 expired.append(lease_id)
         return expired

@@ -5,6 +5,7 @@ confirmed or expired once, its start held back while it is held."""
 import datetime
 import time
 
+from oslo_db import exception as db_exc
 import pytest
 
 from climate import context
@@ -14,6 +15,7 @@ from climate.db import lease_json
 from climate.db import models
 from climate import exceptions
 from climate.lease import holds
+from climate.manager.workers import events
 from climate.manager.workers import holds as hold_worker
 from climate import states
 from climate.tests import fixtures
@@ -197,6 +199,40 @@ def test_an_expiry_drops_a_start_an_engine_has_claimed(env):
                                           expiry_of(lease))
     assert view['status'] == states.EXPIRED and view['events'] == []
     # the engine that claimed it finds its claim gone
-    with pytest.raises(Exception) as err:
+    with pytest.raises(events.ClaimLost):
         env.manager.engine._prepare(ctx, start['id'], 'token', lease['id'])
-    assert type(err.value).__name__ in ('ClaimLost', 'LeaseNotFound')
+
+
+def test_a_hold_that_fails_to_expire_does_not_keep_the_others(env,
+                                                              monkeypatch):
+    ctx = context.admin_context()
+    stuck = hold(env, 'stuck', hold_for=60)
+    later = hold(env, 'later', hold_for=120)
+    leases = env.manager.leases
+    expire = leases.expire_hold
+
+    def failing(ctx, lease_id, now):
+        if lease_id == stuck['id']:
+            raise RuntimeError('the plugin could not release it')
+        return expire(ctx, lease_id, now)
+
+    monkeypatch.setattr(leases, 'expire_hold', failing)
+    worker = hold_worker.HoldWorker(leases)
+    assert worker.run_pass(ctx, expiry_of(later)) == [later['id']]
+    assert get(env, stuck['id'])['status'] == states.HELD
+    # tried again at the next pass, once it can be
+    monkeypatch.setattr(leases, 'expire_hold', expire)
+    assert worker.run_pass(ctx, expiry_of(later)) == [stuck['id']]
+
+
+def test_a_lost_database_fails_the_pass(env, monkeypatch):
+    ctx = context.admin_context()
+    lease = hold(env, 'any', hold_for=60)
+    leases = env.manager.leases
+
+    def lost(ctx, lease_id, now):
+        raise db_exc.DBConnectionError('gone')
+
+    monkeypatch.setattr(leases, 'expire_hold', lost)
+    with pytest.raises(db_exc.DBConnectionError):
+        hold_worker.HoldWorker(leases).run_pass(ctx, expiry_of(lease))

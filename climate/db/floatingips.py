@@ -99,6 +99,7 @@ def _row(session, fip_id, for_update=False):
     return row
 
 
+@db_api.retry_on_deadlock
 def fip_create(ctx, values):
     """Register an address and its ledger inventory (one transaction).
     Conflict (409) when the network has it already."""
@@ -141,6 +142,7 @@ def fip_list(ctx):
         r.floating_network_id, address_key(r.floating_ip_address)))]
 
 
+@db_api.retry_on_deadlock
 def fip_delete(ctx, fip_id):
     """Remove an address and its inventory; CantDeleteFloatingIP (409)
     while a booking not yet over holds it."""

@@ -96,6 +96,7 @@ def _row(session, segment_id, for_update=False):
     return row
 
 
+@db_api.retry_on_deadlock
 def segment_create(ctx, values):
     """Register a segment and its ledger inventory (one transaction).
     Conflict (409) when it is registered already."""
@@ -135,6 +136,7 @@ def segment_list(ctx):
     return [segment_dict(r) for r in rows]
 
 
+@db_api.retry_on_deadlock
 def segment_update(ctx, segment_id, capabilities=None, reservable=None,
                    check=None):
     """Set (None: remove) extra capabilities and/or ``reservable``, the
@@ -158,6 +160,7 @@ def segment_update(ctx, segment_id, capabilities=None, reservable=None,
         return segment_dict(row)
 
 
+@db_api.retry_on_deadlock
 def segment_delete(ctx, segment_id):
     """Remove a segment and its inventory; CantDeleteNetwork (409) while
     a booking not yet over holds it."""

@@ -155,6 +155,7 @@ def inventory_version(ctx):
     return inventory_versions.version(ctx, inventory.VOLUME_POOL)
 
 
+@db_api.retry_on_deadlock
 def pool_create(ctx, values):
     """Register a pool and its ledger inventory (one transaction).
     Conflict (409) when a pool of that name exists."""
@@ -185,6 +186,7 @@ def pool_list(ctx):
             sa.select(Pool).order_by(Pool.id)).scalars()]
 
 
+@db_api.retry_on_deadlock
 def pool_update(ctx, pool_id, values):
     """Change a pool (``capabilities`` replaced when given); its ledger
     inventory follows in the same transaction, refused (Conflict, nothing
@@ -203,6 +205,7 @@ def pool_update(ctx, pool_id, values):
         return pool_dict(row)
 
 
+@db_api.retry_on_deadlock
 def pool_delete(ctx, pool_id):
     """Remove a pool and its inventory; Conflict (409) while a booking
     not yet over holds it."""

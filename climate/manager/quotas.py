@@ -384,6 +384,7 @@ class QuotasEndpoint:
             return view(session, project_id, dates.utcnow())
 
     @_user_errors
+    @db_api.retry_on_deadlock
     def quota_set(self, ctx, project_id, body):
         """Set some of the project's own limits; the others keep
         theirs."""
@@ -395,6 +396,7 @@ class QuotasEndpoint:
             return view(session, project_id, dates.utcnow())
 
     @_user_errors
+    @db_api.retry_on_deadlock
     def quota_delete(self, ctx, project_id):
         """Back to the defaults."""
         with db_api.writer(ctx) as session:

@@ -105,3 +105,60 @@ def test_a_rollback_failed_by_a_concurrent_writer_is_a_warning(caplog):
     assert [(r.levelname, r.exc_info) for r in records] == [
         ('WARNING', None)]
     assert 'it is re-run' in records[0].getMessage()
+
+
+def test_inventory_writes_are_re_run_when_a_concurrent_writer_wins(
+        ctx, monkeypatch):
+    # Every registration counts a change on its kind's one shared row
+    # (inventory_versions): on Galera, two admins' requests on two nodes
+    # (or one's request on a node still applying the other's) lose at
+    # certification, a deadlock that the write re-runs, not a 503
+    from oslo_db import exception as db_exc
+
+    from climate.db import floatingips as db_fips
+    from climate.db import inventory_versions
+    from climate.db import network_segments as db_segments
+    from climate.db import volume_pools as db_pools
+
+    real_bump = inventory_versions.bump
+    lost = []
+
+    def bump_losing_once(session, kind):
+        if len(lost) < 1:
+            lost.append(kind)
+            raise db_exc.DBDeadlock('(1213, Deadlock found)')
+        return real_bump(session, kind)
+
+    def losing_once(write):
+        lost.clear()
+        monkeypatch.setattr(inventory_versions, 'bump', bump_losing_once)
+        try:
+            return write()
+        finally:
+            monkeypatch.setattr(inventory_versions, 'bump', real_bump)
+            assert len(lost) == 1, write
+
+    fip = losing_once(lambda: db_fips.fip_create(ctx, {
+        'floating_network_id': 'net-1', 'floating_ip_address': '192.0.2.7',
+        'subnet_id': 'sub-1', 'reservable': True}))
+    assert [f['id'] for f in db_fips.fip_list(ctx)] == [fip['id']]
+    losing_once(lambda: db_fips.fip_delete(ctx, fip['id']))
+    assert db_fips.fip_list(ctx) == []
+
+    segment = losing_once(lambda: db_segments.segment_create(ctx, {
+        'network_type': 'vlan', 'physical_network': 'physnet1',
+        'segment_id': 1001}))
+    losing_once(lambda: db_segments.segment_update(
+        ctx, segment['id'], capabilities={'zone': 'a'}))
+    assert db_segments.segment_get(ctx, segment['id'])['zone'] == 'a'
+    losing_once(lambda: db_segments.segment_delete(ctx, segment['id']))
+    assert db_segments.segment_list(ctx) == []
+
+    pool = losing_once(lambda: db_pools.pool_create(ctx, {
+        'name': 'ceph', 'backend': 'rbd', 'reservable': True,
+        'total_capacity_gb': 100}))
+    losing_once(lambda: db_pools.pool_update(
+        ctx, pool['id'], {'total_capacity_gb': 200}))
+    assert db_pools.pool_get(ctx, pool['id'])['total_capacity_gb'] == 200
+    losing_once(lambda: db_pools.pool_delete(ctx, pool['id']))
+    assert db_pools.pool_list(ctx) == []

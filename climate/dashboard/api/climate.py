@@ -276,6 +276,14 @@ def host_availability(request, count, duration, earliest_start=None,
     return client(request).hosts.availability(query)
 
 
+def host_timeline(request, time_from, time_to):
+    """The count of free reservable hosts over ``[time_from, time_to)``
+    (API dates), as segments of constant count: the API aggregates, the
+    answer does not grow with the inventory."""
+    return client(request).hosts.timeline(
+        {'time_from': time_from, 'time_to': time_to})
+
+
 # -- usage, quotas, health ------------------------------------------------
 
 def usage_get(request, start=None, end=None):

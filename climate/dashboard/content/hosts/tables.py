@@ -16,6 +16,14 @@ class CreateHost(tables.LinkAction):
     policy_rules = policy.HOST_CREATE
 
 
+class HostCalendar(tables.LinkAction):
+    name = 'calendar'
+    verbose_name = _('Calendar')
+    url = 'horizon:admin:reservation_hosts:calendar'
+    icon = 'calendar'
+    policy_rules = policy.HOST_TIMELINE
+
+
 class DeleteHost(tables.DeleteAction):
     policy_rules = policy.HOST_DELETE
 
@@ -53,7 +61,7 @@ class HostsTable(tables.DataTable):
     class Meta(object):
         name = 'hosts'
         verbose_name = _('Reservable hosts')
-        table_actions = (HostFilter, CreateHost, DeleteHost)
+        table_actions = (HostFilter, HostCalendar, CreateHost, DeleteHost)
         row_actions = (DeleteHost,)
 
     def get_object_display(self, datum):

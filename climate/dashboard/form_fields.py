@@ -8,10 +8,36 @@ an availability search both take.
 """
 
 from django import forms as django_forms
+from django.utils import functional
+from django.utils import html
+from django.utils import safestring
 from django.utils.translation import gettext_lazy as _
 from horizon import forms
 
 from climate.dashboard import validation
+
+
+#: ``text`` escaped when it is used (a translation is chosen late)
+_escaped = functional.lazy(html.escape, safestring.SafeString)
+
+
+def escape_help_texts(fields):
+    """Escape the help texts of ``fields`` for Horizon's help icon, which
+    puts a field's help text into its ``title`` attribute as safe HTML:
+    a double quote there (the filters' JSON examples) ended the attribute
+    and showed the rest of the text on the page.  Escaped once only."""
+    for field in fields.values():
+        text = field.help_text
+        if text and not hasattr(text, '__html__'):
+            field.help_text = _escaped(text)
+
+
+class EscapedHelpTexts:
+    """A form whose help texts are escaped (``escape_help_texts``)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        escape_help_texts(self.fields)
 
 
 def switchable(slug, **extra):

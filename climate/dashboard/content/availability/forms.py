@@ -10,7 +10,8 @@ from horizon import forms
 from climate.dashboard import form_fields
 
 
-class HostSearchForm(form_fields.HostFilterFields, forms.Form):
+class HostSearchForm(form_fields.EscapedHelpTexts,
+                     form_fields.HostFilterFields, forms.Form):
     count = forms.IntegerField(label=_('Hosts'), min_value=1, initial=1)
     duration = form_fields.DurationText(label=_('For how long'),
                                         initial='4h')

@@ -3,10 +3,11 @@ from horizon import forms
 from horizon import messages
 
 from climate.dashboard.api import climate as climate_api
+from climate.dashboard import form_fields
 from climate.dashboard import validation
 
 
-class CreateHostForm(forms.SelfHandlingForm):
+class CreateHostForm(form_fields.EscapedHelpTexts, forms.SelfHandlingForm):
     name = forms.CharField(
         label=_('Compute host'), max_length=255,
         help_text=_("The hypervisor's host name, as Nova knows it"))

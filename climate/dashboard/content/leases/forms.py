@@ -32,8 +32,10 @@ LEASE_TYPE_CHOICES = (
     ('immediate', _('Immediate: starts now or is refused')),
     ('scheduled', _('Scheduled: booked now for a later start')),
     ('with_retries', _('With retries: waits for capacity, tried again')),
-    ('best_effort', _("Best effort: hosts freed of other projects' "
-                      "servers")),
+    # (a typographic apostrophe: Horizon's themed select escapes its
+    # labels twice, and showed &#x27; for a straight one)
+    ('best_effort', _('Best effort: hosts freed of other projects’ '
+                      'servers')),
 )
 RESOURCE_CHOICES = (
     (bodies.HOST, _('Physical hosts')),
@@ -63,7 +65,8 @@ def _fields_of(fields_class, *shared):
     return tuple(fields_class.base_fields) + shared
 
 
-class CreateLeaseForm(reservation_fields.HostFields,
+class CreateLeaseForm(form_fields.EscapedHelpTexts,
+                      reservation_fields.HostFields,
                       reservation_fields.InstanceFields,
                       reservation_fields.ServerFields,
                       reservation_fields.VolumeFields,
@@ -170,6 +173,7 @@ class CreateLeaseForm(reservation_fields.HostFields,
         for name in self.required_when_shown():
             self.fields[name].widget.attrs['data-required-when-shown'] = \
                 'true'
+        form_fields.escape_help_texts(self.fields)
 
     @classmethod
     def required_when_shown(cls):
@@ -266,7 +270,7 @@ class CreateLeaseForm(reservation_fields.HostFields,
         return lease
 
 
-class UpdateLeaseForm(forms.SelfHandlingForm):
+class UpdateLeaseForm(form_fields.EscapedHelpTexts, forms.SelfHandlingForm):
     lease_id = forms.CharField(widget=forms.HiddenInput())
     name = forms.CharField(label=_('Lease name'), max_length=255,
                            required=False)

@@ -84,8 +84,8 @@ class HostFields(form_fields.HostFilterFields):
     max_hosts = _number(_('Maximum hosts'), bodies.HOST, min_value=1,
                         initial=1)
     before_end = _choice(_('Before the end'), bodies.HOST, (
-        ('', _("The service's default (a notice)")),
-        ('snapshot', _("Snapshot the hosts' servers"))))
+        ('', _('The service’s default (a notice)')),
+        ('snapshot', _('Snapshot the hosts’ servers'))))
 
     HOST_NEEDED = ('min_hosts', 'max_hosts')
 
@@ -108,7 +108,7 @@ class InstanceFields(django_forms.Form):
                     min_value=1, initial=1)
     slot_shape = _source(SLOT_SHAPE, _('Shape'), bodies.INSTANCE, (
         (bodies.SHAPE_GIVEN, _('VCPUs, memory and disk')),
-        (bodies.SHAPE_OF_FLAVOR, _("An existing flavor's"))))
+        (bodies.SHAPE_OF_FLAVOR, _('An existing flavor’s'))))
     vcpus = _number_for(SLOT_SHAPE, bodies.SHAPE_GIVEN, _('VCPUs of each'),
                         min_value=1, initial=1)
     memory_mb = _number_for(SLOT_SHAPE, bodies.SHAPE_GIVEN,

@@ -266,6 +266,37 @@ class HoldNotConfirmable(Conflict):
     msg_fmt = "Lease %(id)s cannot be confirmed: %(reason)s."
 
 
+class OccurrenceRefused(Conflict):
+    """An occurrence of a series (1.15) that cannot be booked, with
+    ``on_conflict`` refuse: nothing of the create or update is
+    written."""
+    msg_fmt = ("Occurrence %(number)d of series %(name)s (%(start)s to "
+               "%(end)s UTC) cannot be booked: %(reason)s Nothing was "
+               "written; with on_conflict skip the occurrences that fit "
+               "are booked and this one is reported in skipped.")
+
+
+class NoOccurrenceBooked(Conflict):
+    """A series (1.15) none of whose occurrences can be booked."""
+    msg_fmt = ("No occurrence of series %(name)s can be booked: %(reason)s")
+
+
+class OccurrenceExists(Conflict):
+    """An occurrence made already (by another manager): the unique key
+    (series_id, occurrence) refused a second one."""
+    msg_fmt = "Occurrence %(occurrence)s of series %(series)s exists already."
+
+
+class SeriesNameAlreadyExists(Conflict):
+    msg_fmt = ("The lease series with name: %(name)s already exists. "
+               "Series names are unique within a project.")
+
+
+class SeriesNotFound(NotFound):
+    msg_fmt = ("Lease series %(id)s could not be found. No series of the "
+               "project has this id.")
+
+
 class HostHasServers(Conflict):
     msg_fmt = ("Servers [%(servers)s] found for host %(host)s. Only a host "
                "without servers can enter or leave the inventory.")

@@ -49,6 +49,10 @@ History (also in doc/source/api-microversions.rst):
   until its ``hold_expires_at``), ``POST /v1/leases/{id}/confirm``, and
   the states ``HELD`` and ``EXPIRED`` (shown to older clients as
   ``PENDING`` and ``TERMINATED``).
+* 1.15 - recurring leases: ``/v1/lease-series`` (GET, POST; GET, PUT,
+  DELETE of one: a series' rule, its occurrences booked as leases up to
+  a horizon, an update from an occurrence on, a cancel), and each
+  lease's ``series_id`` and ``occurrence``.
 """
 
 import re
@@ -63,7 +67,7 @@ ENVIRON_KEY = 'climate.microversion'
 
 VERSIONS = ('1.0', '1.1', '1.2', '1.3', '1.4', '1.5', '1.6', '1.7', '1.8',
             '1.9', '1.10', '1.11', '1.12', '1.13',
-            '1.14')
+            '1.14', '1.15')
 MIN = VERSIONS[0]
 MAX = VERSIONS[-1]
 

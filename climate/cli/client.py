@@ -34,6 +34,8 @@ VOLUME_POOLS_VERSION = '1.5'
 VOLUME_AVAILABILITY_VERSION = '1.6'
 # 1.7: /v1/webhooks
 WEBHOOKS_VERSION = '1.7'
+# 1.15: /v1/lease-series
+SERIES_VERSION = '1.15'
 # 1.8: /v1/usage
 USAGE_VERSION = '1.8'
 # 1.9: /v1/quotas
@@ -364,6 +366,50 @@ class Usage(_Manager):
                                  params=params)['energy']
 
 
+class LeaseSeries(_Manager):
+    """/v1/lease-series (microversion 1.15): recurring leases."""
+
+    def _series(self, method, path, **kwargs):
+        return self._call(method, '/lease-series' + path,
+                          version=SERIES_VERSION, **kwargs)
+
+    def list(self, project_id=None):
+        params = {'project_id': project_id} if project_id else None
+        return self._series('GET', '', params=params)['lease_series']
+
+    def get(self, series_id):
+        return self._series('GET', '/%s' % _quote(series_id))['lease_series']
+
+    def create(self, body):
+        return self._series('POST', '', body=body)['lease_series']
+
+    def update(self, series_id, body):
+        return self._series('PUT', '/%s' % _quote(series_id),
+                            body=body)['lease_series']
+
+    def delete(self, series_id):
+        self._series('DELETE', '/%s' % _quote(series_id))
+
+    def find(self, name_or_id):
+        """The series with this id, or the one with this name (names
+        are unique within a project)."""
+        try:
+            return self.get(name_or_id)
+        except APIError as exc:
+            if exc.status != 404:
+                raise
+        matches = [s for s in self.list() if s['name'] == name_or_id]
+        if not matches:
+            raise NotFound('No lease series with a name or id of %r '
+                           'exists.' % name_or_id)
+        if len(matches) > 1:
+            raise Ambiguous('%d series are named %r (in several '
+                            'projects); use an id: %s.' % (
+                                len(matches), name_or_id,
+                                ', '.join(m['id'] for m in matches)))
+        return matches[0]
+
+
 class Webhooks(_Manager):
     """/v1/webhooks (microversion 1.7): a project's endpoints for its
     leases' notices; the secret is write-only."""
@@ -617,6 +663,7 @@ class Client:
         self.volumes = Volumes(self)
         self.volume_pools = VolumePools(self)
         self.webhooks = Webhooks(self)
+        self.lease_series = LeaseSeries(self)
         self.usage = Usage(self)
         self.quotas = Quotas(self)
         self.billing = Billing(self)

@@ -98,8 +98,8 @@ def delete_each(cmd, kind, refs, manager, label):
             cmd.app.stdout.write('Deleted %s %s (%s)\n' % (
                 kind, label(item), item['id']))
     if failed:
-        raise climate_client.ClientError('%d of %d %ss were not deleted.' % (
-            failed, len(refs), kind))
+        raise climate_client.ClientError('%d of %d %s were not deleted.' % (
+            failed, len(refs), kind if kind.endswith('s') else kind + 's'))
 
 
 def short_date(text):

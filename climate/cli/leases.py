@@ -102,6 +102,12 @@ class CreateLease(show.ShowOne):
         return parser
 
     def take_action(self, args):
+        return _show(common.client_of(self).leases.create(
+            self.body_of(args)))
+
+    @staticmethod
+    def body_of(args):
+        """The create body the options ask for."""
         reservations = [parsing.reservation(r) for r in args.reservations]
         stack = _stack_reservation(args)
         if stack is not None:
@@ -129,7 +135,7 @@ class CreateLease(show.ShowOne):
             body['max_retries'] = args.max_retries
         if args.hold_for is not None:
             body['hold_for'] = args.hold_for
-        return _show(common.client_of(self).leases.create(body))
+        return body
 
 
 def _read(path, option):

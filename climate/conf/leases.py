@@ -58,6 +58,19 @@ leases_opts = [
                     'holds to expire: each manager sleeps until the next '
                     'expiry it knows of, and finds the holds made since '
                     'within this.'),
+    cfg.IntOpt('series_horizon', default=28 * 86400, min=3600,
+               max=366 * 86400,
+               help='Seconds ahead that a recurring series (microversion '
+                    '1.15) is booked: its create books every occurrence '
+                    'starting within this, all or nothing, and the '
+                    'managers book each later one once the horizon reaches '
+                    'its start (climate.manager.series).'),
+    cfg.IntOpt('max_occurrences', default=520, min=1, max=100000,
+               help='Most occurrences a recurring series may have (its '
+                    'COUNT, or what its UNTIL makes).'),
+    cfg.IntOpt('series_poll_interval', default=60, min=1, max=3600,
+               help='Most seconds between two looks of a manager for '
+                    'series whose next occurrence the horizon reached.'),
 ]
 
 

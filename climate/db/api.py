@@ -423,7 +423,11 @@ def lease_insert(ctx, records, body):
             # the ORM's execute machinery (a fifth of a create's SQL time)
             conn = session.connection()
             conn.execute(_INSERT_LEASE, lease)
-        except db_exc.DBDuplicateEntry:
+        except db_exc.DBDuplicateEntry as exc:
+            if 'occurrence' in (exc.columns or ()):
+                raise exceptions.OccurrenceExists(
+                    series=lease.get('series_id'),
+                    occurrence=lease.get('occurrence'))
             raise exceptions.LeaseNameAlreadyExists(name=lease['name'])
         if records.reservations:
             conn.execute(_INSERT_RESERVATIONS,
@@ -656,11 +660,13 @@ def detach(ctx, leases):
 def leases_with_spent_trust(ctx, limit=100):
     """``(lease id, trust id)`` of finished leases (TERMINATED, or never
     granted: EXHAUSTED, TIMEDOUT) that still name a trust (Keystone could
-    not delete it when they finished)."""
+    not delete it when they finished); an occurrence's trust is its
+    series' (``climate.db.series.spent_trusts``)."""
     with reader(ctx) as session:
         return [tuple(row) for row in session.execute(
             sa.select(models.Lease.id, models.Lease.trust_id).where(
                 models.Lease.status.in_(states.LEASE_FINISHED),
+                models.Lease.series_id.is_(None),
                 models.Lease.trust_id.isnot(None)).limit(limit))]
 
 
@@ -674,10 +680,12 @@ def lease_forget_trust(ctx, lease_id, trust_id):
 
 
 def trust_ids_in_use(ctx):
-    """Every trust id a lease refers to."""
+    """Every trust id a lease or a lease series refers to."""
     with reader(ctx) as session:
         return set(session.scalars(sa.select(models.Lease.trust_id).where(
-            models.Lease.trust_id.isnot(None))))
+            models.Lease.trust_id.isnot(None)))) | set(session.scalars(
+                sa.select(models.LeaseSeries.trust_id).where(
+                    models.LeaseSeries.trust_id.isnot(None))))
 
 
 # -- events ----------------------------------------------------------------

@@ -292,6 +292,8 @@ def _rendered(dialect_name):
         ('retry_attempts', lease.retry_attempts),
         ('next_attempt_at', kit.date(lease.next_attempt_at)),
         ('hold_expires_at', kit.date(lease.hold_expires_at)),
+        ('series_id', lease.series_id),
+        ('occurrence', lease.occurrence),
         ('created_at', kit.timestamp(lease.created_at)),
         ('updated_at', kit.timestamp(lease.updated_at)),
         ('reservations', kit.array(

@@ -43,6 +43,10 @@ class Lease(TimestampMixin, Base):
         sa.Index('ix_leases_status', 'status'),
         sa.Index('ix_leases_waiting', 'status', 'arrival', 'id'),
         sa.Index('ix_leases_holds', 'status', 'hold_expires_at'),
+        # an occurrence of a series is made once, whichever manager (or
+        # node of a cluster) makes it
+        sa.Index('uniq_leases0series_id0occurrence', 'series_id',
+                 'occurrence', unique=True),
     )
 
     id = sa.Column(sa.String(36), primary_key=True, default=_uuid)
@@ -72,6 +76,10 @@ class Lease(TimestampMixin, Base):
     # a temporary hold's expiry (climate.lease.holds): HELD until then,
     # EXPIRED after it unless confirmed
     hold_expires_at = sa.Column(sa.DateTime, nullable=True)
+    # an occurrence of a recurring series (climate.lease.recurrence): the
+    # series and the occurrence's number from 0; null for other leases
+    series_id = sa.Column(sa.String(36), nullable=True)
+    occurrence = sa.Column(sa.Integer, nullable=True)
     # the lease's API body as a listing shows it, reservations and events
     # included, re-rendered by every transaction that changes them
     # (climate.db.lease_json); not loaded with the lease
@@ -218,6 +226,47 @@ class IdempotencyKey(Base):
 
 
 # -- webhooks -----------------------------------------------------------------
+
+class LeaseSeries(TimestampMixin, Base):
+    """A recurring lease (``climate.manager.series``): its rule, the body
+    each occurrence is made from, and how far it has been booked."""
+
+    __tablename__ = 'lease_series'
+    __table_args__ = (
+        sa.UniqueConstraint('project_id', 'name',
+                            name='uniq_lease_series0project_id0name'),
+        sa.Index('ix_lease_series_project', 'project_id', 'created_at'),
+        # the series whose next occurrence the horizon reaches
+        sa.Index('ix_lease_series_next', 'status', 'next_start'),
+    )
+
+    id = sa.Column(sa.String(36), primary_key=True, default=_uuid)
+    name = sa.Column(sa.String(255), nullable=False)
+    project_id = sa.Column(sa.String(255), nullable=False)
+    user_id = sa.Column(sa.String(255), nullable=True)
+    # shared by its occurrences; deleted once the series is over
+    trust_id = sa.Column(sa.String(255), nullable=True)
+    # the rule from first_index on (an update replaces it from there)
+    rrule = sa.Column(sa.String(255), nullable=False)
+    timezone = sa.Column(sa.String(64), nullable=False)
+    on_conflict = sa.Column(sa.String(8), nullable=False)
+    first_index = sa.Column(sa.Integer, nullable=False)
+    first_start = sa.Column(sa.DateTime, nullable=False)
+    first_end = sa.Column(sa.DateTime, nullable=False)
+    # the create body an occurrence is made from (its dates the first's)
+    template = sa.Column(sa.JSON, nullable=False)
+    # the next occurrence to make, and its start (null: none is left)
+    next_index = sa.Column(sa.Integer, nullable=False)
+    next_start = sa.Column(sa.DateTime, nullable=True)
+    status = sa.Column(sa.String(16), nullable=False)
+    status_reason = sa.Column(sa.Text, nullable=True)
+    # the occurrences that could not be booked: [{occurrence, start_date,
+    # end_date, reason}]
+    skipped = sa.Column(sa.JSON, nullable=False)
+    # written by every change: two managers changing the series conflict
+    # on its row on any database (Galera's certification included)
+    generation = sa.Column(sa.Integer, nullable=False, default=0)
+
 
 class Webhook(Base):
     """An endpoint a project registered for its leases' notices

@@ -93,6 +93,8 @@ def lease(row):
         'retry_attempts': row.retry_attempts,
         'next_attempt_at': dates.format(row.next_attempt_at),
         'hold_expires_at': dates.format(row.hold_expires_at),
+        'series_id': row.series_id,
+        'occurrence': row.occurrence,
         'created_at': dates.format_timestamp(row.created_at),
         'updated_at': dates.format_timestamp(row.updated_at),
         'reservations': [reservation(r) for r in sorted(

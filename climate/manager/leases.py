@@ -172,7 +172,7 @@ class LeaseService:
         if lease_type == lease_types.WITH_RETRIES:
             # its place in the queue, should it wait
             values['arrival'] = time.time_ns() // 1000
-        validated = self._validated(ctx, values['reservations'])
+        validated = self.validated(ctx, values['reservations'])
         # before anything is written or locked: the service may be slow
         quotas.approve(ctx, 'create', body)
         trust_id = trusts.create(ctx)
@@ -207,9 +207,7 @@ class LeaseService:
             self.notifier.send(ctx, lease_notifications.CREATE, result)
             self.held()
         else:
-            result = self._prepare(ctx, result)
-            self.notifier.send(ctx, lease_notifications.CREATE, result)
-            self._wake_if_due_soon(due_times)
+            result = self.created(ctx, result, due_times)
         if lease_type == lease_types.SCHEDULED:
             guaranteed, note = lease_types.guarantee(
                 self.plugins, [item.plugin.resource_type
@@ -415,7 +413,7 @@ class LeaseService:
         self.released()
         return view
 
-    def _validated(self, ctx, requests):
+    def validated(self, ctx, requests):
         """Each ``(resource type, params)`` request checked by its
         plugin (``validate``, then ``check`` as the caller), preceded by
         its parts (``ResourcePlugin.parts``) checked by theirs, as
@@ -472,6 +470,8 @@ class LeaseService:
             'max_retries': values.get('max_retries'),
             'arrival': values.get('arrival'),
             'hold_expires_at': values.get('hold_expires_at'),
+            'series_id': values.get('series_id'),
+            'occurrence': values.get('occurrence'),
         }
 
     def _insert(self, ctx, row_values, validated, events, idempotency):
@@ -524,6 +524,16 @@ class LeaseService:
     @db_api.retry_on_deadlock
     def _create(self, ctx, values, validated, trust_id, idempotency=None):
         """The lease's transaction (re-run whole on a deadlock)."""
+        with db_api.writer(ctx):
+            return self.write_new(ctx, values, validated, trust_id,
+                                  idempotency)
+
+    def write_new(self, ctx, values, validated, trust_id, idempotency=None):
+        """A new lease's rows and bookings in the caller's transaction
+        (``values`` of ``climate.lease.input.parse_create``, ``validated``
+        of :meth:`validated`): ``(its view, the due times to wake for)``;
+        CapacityRefusal and the like when it does not fit, the
+        transaction then to be rolled back."""
         events = [_event_values(lease_events.START, values['start_date']),
                   _event_values(lease_events.END, values['end_date'])]
         if values['before_end_date'] is not None:
@@ -889,19 +899,43 @@ class LeaseService:
         LOG.info('Lease %s deleted', lease_id)
         # after the commit: the hosts are free of its bookings now
         hunts.give_back_borrowed(ctx, self.hunter, borrowed)
-        # after the commit: a delete that failed keeps a working trust
-        trusts.delete(view['trust_id'], lease_id)
-        self.notifier.send(ctx, lease_notifications.DELETE, view)
+        # after the commit: a delete that failed keeps a working trust;
+        # an occurrence's is its series' (climate.manager.series)
+        if view['series_id'] is None:
+            trusts.delete(view['trust_id'], lease_id)
+        self.deleted(ctx, [view])
+
+    def deleted(self, ctx, views_):
+        """After the commit of deletes: the notices, and a word to whoever
+        waits for capacity."""
+        for view in views_:
+            self.notifier.send(ctx, lease_notifications.DELETE, view)
         # no engine wake-up: removing events never makes anything due
-        # earlier; but what the lease held may be what others wait for
+        # earlier; but what the leases held may be what others wait for
         self.released()
+
+    def created(self, ctx, view, due_times):
+        """After the commit of a new lease (not waiting, hunting or
+        held): what its plugins make before the start, its notice, and
+        the engine woken when it is due soon; returns its view then."""
+        view = self._prepare(ctx, view)
+        self.notifier.send(ctx, lease_notifications.CREATE, view)
+        self._wake_if_due_soon(due_times)
+        return view
 
     @db_api.retry_on_deadlock
     def _delete(self, ctx, lease_id):
         self._refuse_if_busy(ctx, lease_id)
-        with db_api.writer(ctx) as session:
+        with db_api.writer(ctx):
             lease = db_api.lease_get(ctx, lease_id, _scope(ctx),
                                      for_update=True)
+            return self.delete_locked(ctx, lease)
+
+    def delete_locked(self, ctx, lease):
+        """Release and remove ``lease``, locked in the caller's
+        transaction (an active one reclaimed first); returns its view as
+        it was."""
+        with db_api.writer(ctx) as session:
             view = views.lease(lease)
             # what an active lease held until now outlives it
             db_usage.record_consumed(session, lease.id, dates.utcnow())

@@ -493,6 +493,24 @@ class ManagerAPI:
         return self._call(ctx, 'webhook_deliveries', webhook_id=webhook_id,
                           limit=limit)
 
+    # -- /v1/lease-series (climate.manager.series) ---------------------------
+
+    def series_list(self, ctx, project_id=None):
+        return self._call(ctx, 'series_list', project_id=project_id)
+
+    def series_get(self, ctx, series_id):
+        return self._call(ctx, 'series_get', series_id=series_id)
+
+    def series_create(self, ctx, body):
+        return self._call(ctx, 'series_create', body=body)
+
+    def series_update(self, ctx, series_id, body):
+        return self._call(ctx, 'series_update', series_id=series_id,
+                          body=body)
+
+    def series_delete(self, ctx, series_id):
+        return self._call(ctx, 'series_delete', series_id=series_id)
+
     # -- /v1/usage (climate.manager.usage) ------------------------------------
 
     def usage(self, ctx, query):

@@ -21,6 +21,7 @@ from climate.manager import outages
 from climate.manager import plugins as plugin_registry
 from climate.manager import quotas
 from climate.manager import rpcapi
+from climate.manager import series
 from climate.manager import usage
 from climate.manager import volume_pools
 from climate.manager import webhooks
@@ -31,6 +32,7 @@ from climate.manager.workers import holds
 from climate.manager.workers import hunts
 from climate.manager.workers import power as power_planner
 from climate.manager.workers import retries
+from climate.manager.workers import series as series_worker
 from climate.manager.workers import trust_sweeper
 from climate.notifications import lease as lease_notifications
 from climate import rpc
@@ -139,6 +141,8 @@ class ManagerService:
         self.retries = retries.RetryWorker(self.leases)
         self.hunts = hunts.HuntWorker(self.leases, self.hunter)
         self.holds = holds.HoldWorker(self.leases)
+        self.series = series.SeriesService(self.leases, notifier)
+        self.series_worker = series_worker.SeriesWorker(self.series)
         self.engine.capacity_released = self._released_all
         self.engine.hunter = self.hunter
         self._server = None
@@ -185,6 +189,7 @@ class ManagerService:
             outages.guard(floatingips.FloatingIPsEndpoint(self.plugins)),
             outages.guard(networks.NetworksEndpoint(self.plugins)),
             outages.guard(webhooks.WebhooksEndpoint()),
+            outages.guard(series.SeriesEndpoint(self.series)),
             outages.guard(usage.UsageEndpoint()),
             outages.guard(quotas.QuotasEndpoint()),
             outages.guard(billing.BillingEndpoint())])
@@ -199,6 +204,7 @@ class ManagerService:
         self.retries.start()
         self.hunts.start()
         self.holds.start()
+        self.series_worker.start()
         LOG.info('climate-manager %s started (plugins: %s)', self.host,
                  ', '.join(CONF.manager.plugins))
 
@@ -214,6 +220,7 @@ class ManagerService:
         self.retries.stop()
         self.hunts.stop()
         self.holds.stop()
+        self.series_worker.stop()
         self.engine.stop()
         # after the engine: its last events' deliveries are claimed or left
         # pending for the other managers

@@ -3,7 +3,9 @@
 Event types: ``climate.lease.create``, ``.update``, ``.delete``, ``.start``,
 ``.end``, ``.before_end``, ``.event.notification`` (a user's event of
 type ``notification`` ran; its payload adds ``event``), ``.confirm`` and
-``.hold_expired`` (a temporary hold confirmed, or expired unconfirmed).  The payload is
+``.hold_expired`` (a temporary hold confirmed, or expired unconfirmed);
+and ``climate.lease_series.occurrence_skipped`` and ``.stopped`` (an
+occurrence of a recurring series its horizon could not book).  The payload is
 versioned: consumers check ``version`` (MAJOR.MINOR; a MINOR bump only adds
 fields) and read ``lease``, the lease exactly as ``GET /v1/leases/{id}``
 shows it, and (1.1) ``usage``, its resource-hours consumed and committed
@@ -34,6 +36,10 @@ EVENT_NOTIFICATION = 'event.notification'
 #: temporary holds (microversion 1.14, climate.lease.holds)
 CONFIRM = 'confirm'
 HOLD_EXPIRED = 'hold_expired'
+#: recurring series (microversion 1.15, climate.manager.series)
+SERIES_PAYLOAD_VERSION = '1.0'
+OCCURRENCE_SKIPPED = 'occurrence_skipped'
+SERIES_STOPPED = 'stopped'
 
 
 def payload(lease, event=None, usage=None):
@@ -81,6 +87,18 @@ class LeaseNotifier:
         except Exception:  # a metering outage must not undo a lease change
             LOG.exception('Could not send climate.lease.%s for %s', action,
                           lease['id'])
+
+    def send_series(self, ctx, action, series):
+        """``climate.lease_series.<action>`` (``occurrence_skipped``,
+        ``stopped``): ``series`` as ``GET /v1/lease-series/{id}`` shows
+        it, with the ``occurrence`` not booked (climate.manager.series)."""
+        try:
+            self._notifier.info(ctx, 'climate.lease_series.%s' % action,
+                                {'version': SERIES_PAYLOAD_VERSION,
+                                 'series': series})
+        except Exception:
+            LOG.exception('Could not send climate.lease_series.%s for %s',
+                          action, series['id'])
 
     def send_many(self, ctx, notices):
         """:meth:`send` each ``(action, lease, event)`` of ``notices``,

@@ -7,6 +7,7 @@ from climate.api.v1 import billing
 from climate.api.v1 import floatingips
 from climate.api.v1 import hosts
 from climate.api.v1 import instances
+from climate.api.v1 import lease_series
 from climate.api.v1 import leases
 from climate.api.v1 import networks
 from climate.api.v1 import quotas
@@ -40,3 +41,5 @@ class V1Controller:
 pecan.route(V1Controller, 'os-hosts', hosts.HostsController())
 pecan.route(V1Controller, 'volume-pools',
             volume_pools.VolumePoolsController())  # 1.5
+pecan.route(V1Controller, 'lease-series',
+            lease_series.LeaseSeriesController())  # 1.15

@@ -93,6 +93,22 @@ class LeaseCreate(wtypes.Base):
     hold_for = json_scalar
 
 
+class SeriesCreate(LeaseCreate):
+    """POST /v1/lease-series (1.15): a lease create and its
+    ``recurrence`` (climate.lease.recurrence checks it)."""
+
+    recurrence = Params
+
+
+class SeriesUpdate(wtypes.Base):
+    """PUT /v1/lease-series/{id} (1.15)."""
+
+    from_occurrence = json_scalar
+    start_date = Date
+    end_date = Date
+    recurrence = Params
+
+
 class LeaseUpdate(wtypes.Base):
     """PUT /v1/leases/{id}."""
 

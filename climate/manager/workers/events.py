@@ -590,8 +590,10 @@ class EventEngine(worker_base.Worker):
             # re-run of this event finds it gone, which is harmless
             # since reclaiming never uses the trust.  A trust Keystone
             # would not delete stays on the row (logged), the lease
-            # still ends.
-            if trusts.delete(lease.trust_id, lease.id):
+            # still ends.  An occurrence's trust is its series', deleted
+            # once the series is over (climate.manager.series).
+            if lease.series_id is None and \
+                    trusts.delete(lease.trust_id, lease.id):
                 lease.trust_id = None
         db_api.set_status(event, 'event', states.DONE)
         event.last_error = None

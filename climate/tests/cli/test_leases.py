@@ -499,3 +499,51 @@ def test_lease_holds(cli):
     assert done.code != 0
     assert 'hold_for must be a whole number of seconds from 1 to' in \
         done.err, done
+
+
+def test_recurring_series(cli):
+    project = _project()
+    start = _utcnow() + datetime.timedelta(hours=2)
+    done = cli('series-create', 'lab', '--reservation', 'resource_type=noop',
+               '--start-date', start.strftime(ISO), '--end-date',
+               (start + datetime.timedelta(hours=1)).strftime(ISO),
+               '--rrule', 'FREQ=DAILY;COUNT=3', '--timezone', 'Europe/Paris',
+               '--on-conflict', 'skip', '-f', 'json', project=project)
+    assert done.code == 0, done
+    series = json.loads(done.out)
+    assert series['recurrence'] == {'rrule': 'FREQ=DAILY;COUNT=3',
+                                    'timezone': 'Europe/Paris',
+                                    'on_conflict': 'skip'}
+    assert [o['name'] for o in series['occurrences']] == [
+        'lab #1', 'lab #2', 'lab #3']
+    # each occurrence a lease of its own
+    listed = json.loads(cli('lease-list', '-f', 'json', project=project).out)
+    assert sorted(item['name'] for item in listed) == [
+        'lab #1', 'lab #2', 'lab #3']
+    shown = json.loads(cli('series-list', '-f', 'json',
+                           project=project).out)
+    assert [(s['name'], s['status']) for s in shown] == [('lab', 'ACTIVE')]
+    later = start + datetime.timedelta(days=1, hours=1)
+    done = cli('series-update', 'lab', '--from-occurrence', '2',
+               '--start-date', later.strftime(ISO), '--end-date',
+               (later + datetime.timedelta(hours=1)).strftime(ISO),
+               '-f', 'json', project=project)
+    assert done.code == 0, done
+    moved = json.loads(done.out)
+    assert moved['first_occurrence'] == 2
+    assert [o['occurrence'] for o in moved['occurrences']] == [1, 2, 3]
+    done = cli('series-update', 'lab', '--timezone', 'UTC', project=project)
+    assert done.code != 0
+    assert '--timezone and --on-conflict go with a new --rrule' in done.err
+    done = cli('series-create', 'bad', '--reservation', 'resource_type=noop',
+               '--rrule', 'FREQ=HOURLY;COUNT=2', project=project)
+    assert done.code != 0
+    assert "FREQ must be DAILY or WEEKLY, not 'HOURLY'" in done.err, done
+    done = cli('series-delete', 'lab', project=project)
+    assert done.code == 0, done
+    assert 'Deleted series lab (' in done.out
+    assert json.loads(cli('lease-list', '-f', 'json',
+                          project=project).out) == []
+    shown = json.loads(cli('series-show', 'lab', '-f', 'json',
+                           project=project).out)
+    assert shown['status'] == 'CANCELLED'

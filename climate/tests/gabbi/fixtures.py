@@ -21,6 +21,9 @@ current time, for YAML to use as ``$ENVIRON['CLIMATE_IN_1H']``:
     The same hour as ``CLIMATE_IN_1H`` in Blazar's ``YYYY-MM-DD HH:MM``.
 ``CLIMATE_HOUR_AGO``
     ISO 8601 UTC, an hour ago.
+``CLIMATE_IN_1H_DAY``, ``CLIMATE_IN_1H_NEXT_DAY``
+    The weekday of ``CLIMATE_IN_1H`` (UTC) and the next, as BYDAY spells
+    them (``MO``...).
 """
 
 import datetime
@@ -104,7 +107,15 @@ DATE_VARIABLES = {
     'CLIMATE_IN_2H': 2 * 3600,
     'CLIMATE_IN_3H': 3 * 3600,
     'CLIMATE_HOUR_AGO': -3600,
+    # a day or two later (recurring leases)
+    'CLIMATE_IN_2H_PLUS_1D': 86400 + 2 * 3600,
+    'CLIMATE_IN_3H_PLUS_1D': 86400 + 3 * 3600,
+    'CLIMATE_IN_1H_PLUS_2D': 2 * 86400 + 3600,
+    'CLIMATE_IN_2H_PLUS_2D': 2 * 86400 + 2 * 3600,
 }
+
+
+DAYS = ('MO', 'TU', 'WE', 'TH', 'FR', 'SA', 'SU')
 
 
 class RelativeDates:
@@ -116,6 +127,11 @@ class RelativeDates:
             os.environ[name] = climate_fixtures.iso(seconds, now)
         os.environ['CLIMATE_IN_1H_BLAZAR'] = (
             os.environ['CLIMATE_IN_1H'][:16].replace('T', ' '))
+        # the weekday of CLIMATE_IN_1H (UTC) and the next one, as RRULE's
+        # BYDAY spells them
+        weekday = (now + datetime.timedelta(hours=1)).weekday()
+        os.environ['CLIMATE_IN_1H_DAY'] = DAYS[weekday]
+        os.environ['CLIMATE_IN_1H_NEXT_DAY'] = DAYS[(weekday + 1) % 7]
 
     def cleanUp(self):
         pass

@@ -433,6 +433,12 @@ def test_admin_sees_the_hosts_calendar_usage_and_health(
         row = admin.visible('tr[data-object-id="physical:host/HOST"]')
         assert row.text.split()[-3:] == ['3.0', '3.0', 'host-hours'], \
             row.text
+        # and in the chart: the bar of hosts, all of it booked ahead
+        bar = admin.visible('#usage_chart .bar-row[data-id="physical:host/'
+                            'HOST"] .part-future')
+        assert bar.get_attribute('data-hours') == '3.0'
+        assert bar.size['width'] > 0.9 * bar.find_element(
+            'xpath', '..').size['width']
     admin.shot('usage')
 
     admin.open('/admin/reservation_health/')

@@ -54,3 +54,42 @@ def quota_rows(quota):
         'limit': _limit(quota.get('max_extension'), True),
         'used': display.MISSING}))
     return rows
+
+
+def _hours(value):
+    try:
+        return max(0.0, float(value or 0))
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def usage_bars(usage):
+    """The chart of ``/v1/usage``'s totals: a bar per resource type and
+    class, as long as its total against the longest of the same unit,
+    split into past, running now and booked ahead (percentages of the
+    longest bar, so that the parts of a bar add up to its length)."""
+    totals = usage.get('totals') or []
+    longest = {}
+    for total in totals:
+        unit = total.get('unit')
+        longest[unit] = max(longest.get(unit, 0.0), _hours(total.get('total'))
+                            or sum(_hours(total.get(k))
+                                   for k in ('past', 'current', 'future')))
+    bars = []
+    for total in totals:
+        scale = longest.get(total.get('unit')) or 0.0
+        parts = []
+        for key, label in (('past', _('Past')), ('current', _('Running now')),
+                           ('future', _('Booked ahead'))):
+            value = _hours(total.get(key))
+            parts.append({'key': key, 'label': label, 'value': value,
+                          'percent': round(100.0 * value / scale, 2)
+                          if scale else 0})
+        bars.append({'id': '%s/%s' % (total.get('resource_type'),
+                                      total.get('resource_class')),
+                     'resource_type': total.get('resource_type'),
+                     'resource_class': total.get('resource_class'),
+                     'unit': total.get('unit'),
+                     'total': _hours(total.get('total')),
+                     'parts': parts})
+    return bars

@@ -37,4 +37,5 @@ class IndexView(tables.MultiTableView):
         context = super().get_context_data(**kwargs)
         context['period_start'] = display.short_date(self.usage.get('start'))
         context['period_end'] = display.short_date(self.usage.get('end'))
+        context['bars'] = rows.usage_bars(self.usage)
         return context

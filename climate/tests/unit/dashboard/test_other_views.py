@@ -108,6 +108,38 @@ class UsageTests(helpers.TestCase):
         self.assertEqual(quotas['max_extension'][0], 'No limit')
         self.assertContains(response, '2090-01-01 00:00 UTC')
 
+    def test_the_chart_of_the_usage(self):
+        self.mock_api('usage_get', return_value=dict(USAGE_ANSWER, totals=[
+            dict(USAGE_ANSWER['totals'][0]),
+            {'resource_type': 'physical:host', 'resource_class': 'VCPU',
+             'past': 0.0, 'current': 16.0, 'future': 16.0, 'total': 32.0,
+             'unit': 'vCPU-hours'},
+            {'resource_type': 'virtual:instance', 'resource_class': 'VCPU',
+             'past': 8.0, 'current': None, 'future': 0.0, 'total': 8.0,
+             'unit': 'vCPU-hours'}]))
+        self.mock_api('quota_get', return_value=QUOTA_ANSWER)
+        response = self.client.get(USAGE)
+        bars = {b['id']: b for b in response.context['bars']}
+        parts = {key: {p['key']: p['percent'] for p in bar['parts']}
+                 for key, bar in bars.items()}
+        # each bar against the longest of its unit
+        self.assertEqual(parts['physical:host/HOST'],
+                         {'past': 33.33, 'current': 0, 'future': 66.67})
+        self.assertEqual(parts['physical:host/VCPU'],
+                         {'past': 0, 'current': 50.0, 'future': 50.0})
+        self.assertEqual(parts['virtual:instance/VCPU'],
+                         {'past': 25.0, 'current': 0, 'future': 0})
+        self.assertContains(response, 'id="usage_chart"')
+        self.assertContains(response, 'style="width: 66.67%"')
+        self.assertContains(response, 'title="Booked ahead: 6.0 host-hours"')
+
+    def test_no_usage_no_chart(self):
+        self.mock_api('usage_get', return_value=dict(USAGE_ANSWER,
+                                                     totals=[]))
+        self.mock_api('quota_get', return_value=QUOTA_ANSWER)
+        response = self.client.get(USAGE)
+        self.assertNotContains(response, 'id="usage_chart"')
+
     def test_one_failing_call_leaves_the_other_table(self):
         self.mock_api('usage_get', return_value=USAGE_ANSWER)
         self.mock_api('quota_get', side_effect=climate_api.

@@ -104,7 +104,7 @@ def horizon(cloud, climate_services, browser_ready, tmp_path_factory,
 class Browser:
     """One Chromium, logged in as one user."""
 
-    def __init__(self, site, artifacts, name):
+    def __init__(self, site, artifacts, name, profile):
         from selenium import webdriver
         from selenium.webdriver.chrome import service
         self.site = site
@@ -112,7 +112,6 @@ class Browser:
         self.name = name
         options = webdriver.ChromeOptions()
         options.binary_location = CHROMIUM
-        profile = artifacts / ('profile-%s' % name)
         for arg in ('--headless=new', '--no-sandbox',
                     '--disable-dev-shm-usage', '--disable-gpu',
                     '--window-size=1400,1000', '--no-first-run',
@@ -237,12 +236,14 @@ class Browser:
 
 
 @pytest.fixture
-def browsers(horizon, artifacts):
-    """``browsers(name)``: a new Chromium (each quit at the test's end)."""
+def browsers(horizon, artifacts, tmp_path):
+    """``browsers(name)``: a new Chromium (each quit at the test's end),
+    its profile in the test's temporary directory."""
     opened = []
 
     def open_one(name):
-        browser = Browser(horizon, artifacts, name)
+        browser = Browser(horizon, artifacts, name,
+                          tmp_path / ('chromium-%s' % name))
         opened.append(browser)
         return browser
     yield open_one

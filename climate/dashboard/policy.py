@@ -28,7 +28,9 @@ HOST_CREATE = rules('oshosts:post')
 HOST_DELETE = rules('oshosts:delete')
 HEALTH = rules('health:get')
 USAGE = rules('usage:get')
+USAGE_ALL_PROJECTS = rules('usage:get:all_projects')
 QUOTA = rules('quotas:get')
+QUOTA_LIST = rules('quotas:get_all')
 
 #: what a panel of the reservation service needs in the user's catalog
 SERVICE_PERMISSION = 'openstack.services.reservation'

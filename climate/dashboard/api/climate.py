@@ -286,16 +286,26 @@ def host_timeline(request, time_from, time_to):
 
 # -- usage, quotas, health ------------------------------------------------
 
-def usage_get(request, start=None, end=None):
-    """The user's project's reserved hours over a period (the current
-    month by default)."""
-    return client(request).usage.get(project_id=request.user.project_id,
-                                     start=start, end=end)
+def usage_get(request, start=None, end=None, project_id=None):
+    """A project's reserved hours over a period (the current month by
+    default): the user's project, or the one an administrator names
+    (the API refuses another project to anyone else:
+    ``climate:usage:get:all_projects``)."""
+    return client(request).usage.get(
+        project_id=project_id or request.user.project_id, start=start,
+        end=end)
 
 
-def quota_get(request):
-    """The user's project's limits and what it holds against them."""
-    return client(request).quotas.get(request.user.project_id)
+def quota_get(request, project_id=None):
+    """A project's limits and what it holds against them (the user's
+    project unless an administrator names another)."""
+    return client(request).quotas.get(project_id or request.user.project_id)
+
+
+def quota_list(request):
+    """``GET /v1/quotas`` (administrators): the default limits and the
+    projects with limits of their own."""
+    return client(request).quotas.list()
 
 
 def health_get(request):

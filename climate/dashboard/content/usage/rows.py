@@ -93,3 +93,34 @@ def usage_bars(usage):
                      'total': _hours(total.get('total')),
                      'parts': parts})
     return bars
+
+
+def _number(value):
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def quota_bars(quota):
+    """The limits of ``/v1/quotas/{project}`` that are amounts (at once,
+    and per budget period), each a bar of what the project holds against
+    it: ``percent`` its length (at most the whole bar), ``used_percent``
+    the share said in words (over 100 when the project holds more than
+    a lowered limit), ``over`` when it does.  A limit of none has no
+    bar: there is nothing to fill."""
+    bars = []
+    for row in quota_rows(quota):
+        if not row.id.startswith(('concurrent/', 'budget/')):
+            continue
+        limit, used = _number(row.limit), _number(row.used)
+        if limit is None or used is None:
+            continue  # 'No limit'
+        share = 100.0 * used / limit if limit > 0 else (
+            100.0 if used > 0 else 0.0)
+        bars.append({'id': row.id, 'label': row.limit_name,
+                     'limit': row.limit, 'used': row.used,
+                     'percent': round(min(share, 100.0), 2),
+                     'used_percent': round(share, 1),
+                     'over': used > limit})
+    return bars

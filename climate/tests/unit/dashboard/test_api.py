@@ -126,6 +126,29 @@ def test_usage_and_quota_of_the_users_project(api):
     assert quota['project_id'] == 'project-usage'
 
 
+def test_an_admin_reads_another_projects_usage_and_quota(api):
+    admin = _admin(api)
+    usage = climate_api.usage_get(admin, project_id='project-usage')
+    assert usage['project_id'] == 'project-usage'
+    quota = climate_api.quota_get(admin, 'project-usage')
+    assert quota['project_id'] == 'project-usage'
+    listing = climate_api.quota_list(admin)
+    assert 'defaults' in listing and 'projects' in listing
+
+
+def test_a_member_never_reads_another_projects_usage(api):
+    member = _member(api, 'project-usage')
+    with pytest.raises(climate_api.ReservationUnavailable) as caught:
+        climate_api.usage_get(member, project_id='project-other')
+    assert caught.value.status == 403
+    with pytest.raises(climate_api.ReservationUnavailable) as caught:
+        climate_api.quota_get(member, 'project-other')
+    assert caught.value.status == 403
+    with pytest.raises(climate_api.ReservationUnavailable) as caught:
+        climate_api.quota_list(member)
+    assert caught.value.status == 403
+
+
 def test_health_is_for_admins(api):
     report = climate_api.health_get(_admin(api))
     assert report['status'] == 'ok'

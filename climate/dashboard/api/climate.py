@@ -218,6 +218,19 @@ def lease_list(request, marker=None, limit=None, sort_dir='desc',
     return [Lease(lease) for lease in leases], has_more
 
 
+def lease_window(request, time_from, time_to, limit, marker=None):
+    """``(leases, has_more)``: a page of the project's leases overlapping
+    ``[time_from, time_to)`` (API dates), in the order of their starts
+    (the 1.1 listing's ``time_from``/``time_to`` filters, keyset pages:
+    a page costs the same whatever the number of leases)."""
+    leases = client(request).leases.list(
+        limit=limit + 1, marker=marker, sort_key='start_date',
+        sort_dir='asc', time_from=time_from, time_to=time_to,
+        all_pages=False)
+    has_more = len(leases) > limit
+    return [Lease(lease) for lease in leases[:limit]], has_more
+
+
 def lease_get(request, lease_id):
     return Lease(client(request).leases.get(lease_id))
 

@@ -49,6 +49,14 @@ class CreateLease(tables.LinkAction):
     policy_rules = policy.LEASE_CREATE
 
 
+class LeaseTimeline(tables.LinkAction):
+    name = 'timeline'
+    verbose_name = _('Timeline')
+    url = 'horizon:project:leases:timeline'
+    icon = 'calendar'
+    policy_rules = policy.LEASE_LIST
+
+
 class UpdateLease(tables.LinkAction):
     name = 'update'
     verbose_name = _('Update Lease')
@@ -155,7 +163,8 @@ class LeasesTable(tables.DataTable):
         prev_pagination_param = PREV_MARKER
         status_columns = ('status',)
         row_class = UpdateLeaseRow
-        table_actions = (LeaseFilter, CreateLease, DeleteLease)
+        table_actions = (LeaseFilter, LeaseTimeline, CreateLease,
+                         DeleteLease)
         row_actions = (ConfirmLease, UpdateLease, DeleteLease)
 
 

@@ -1,3 +1,6 @@
+import datetime
+import urllib.parse
+
 from django.urls import reverse
 from django.urls import reverse_lazy
 from django.utils.translation import gettext_lazy as _
@@ -5,14 +8,19 @@ from horizon import exceptions
 from horizon import forms
 from horizon import tables
 from horizon import tabs
+from horizon import views
 from horizon.utils import functions as horizon_functions
 from horizon.utils import memoized
 
+from climate import dates
 from climate.dashboard.api import climate as climate_api
+from climate.dashboard.content.hosts import calendar
 from climate.dashboard.content.leases import forms as lease_forms
 from climate.dashboard.content.leases import links
 from climate.dashboard.content.leases import tables as lease_tables
 from climate.dashboard.content.leases import tabs as lease_tabs
+from climate.dashboard.content.leases import timeline
+from climate.dashboard import display
 
 INDEX_URL = 'horizon:project:leases:index'
 
@@ -137,3 +145,55 @@ class UpdateView(LeaseOfURL, forms.ModalFormView):
     def get_initial(self):
         lease = self.get_lease()
         return {'lease_id': self.kwargs['lease_id'], 'name': lease.name}
+
+
+class TimelineView(views.HorizonTemplateView):
+    """The project's leases over a window of 1, 7, 30 or 90 days: a bar
+    each, a page of :data:`timeline.LANES` at a time."""
+    template_name = 'project/leases/timeline.html'
+    page_title = _('Leases Timeline')
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        params = self.request.GET
+        start_text = params.get('start')
+        if not start_text:
+            # from the start of today (UTC) by default
+            start_text = display.api_date(dates.utcnow().replace(
+                hour=0, minute=0, second=0, microsecond=0))
+        start, end, days = calendar.window(start_text, params.get('days'))
+        marker = params.get('marker')
+        context.update(start_text=display.api_date(start),
+                       end_text=display.api_date(end), days=days,
+                       lanes=[], more=None, first=None,
+                       legend=timeline.LEGEND,
+                       ticks=timeline.ticks(start, end))
+        try:
+            leases, more = climate_api.lease_window(
+                self.request, display.api_date(start), display.api_date(end),
+                timeline.LANES, marker=marker)
+        except climate_api.ReservationError:
+            exceptions.handle(self.request, _('Unable to list the leases.'))
+            return context
+        shown = dict(lease_tables.STATUS_DISPLAY)
+        context['lanes'] = timeline.lanes(leases, start, end, shown)
+        for lane in context['lanes']:
+            lane['url'] = reverse('horizon:project:leases:detail',
+                                  args=[lane['id']])
+        if more and leases:
+            context['more'] = self._link(start, days, leases[-1].id)
+        if marker:
+            context['first'] = self._link(start, days)
+        step = datetime.timedelta(days=days)
+        context['spans'] = [(span, self._link(start, span))
+                            for span in calendar.SPANS]
+        context['earlier'] = self._link(start - step, days)
+        context['later'] = self._link(start + step, days)
+        return context
+
+    def _link(self, start, days, marker=None):
+        query = {'start': display.api_date(start), 'days': days}
+        if marker:
+            query['marker'] = marker
+        return '%s?%s' % (reverse('horizon:project:leases:timeline'),
+                          urllib.parse.urlencode(query))

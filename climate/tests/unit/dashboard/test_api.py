@@ -64,6 +64,28 @@ def test_filters_are_the_apis(api):
     assert [lease.name for lease in found] == ['wanted']
 
 
+def test_a_window_of_leases_in_the_order_of_their_starts(api):
+    request = _member(api, 'project-window')
+    for name, start, end in (('late', '2091-01-03 00:00', '2091-01-04 00:00'),
+                             ('early', '2091-01-01 00:00',
+                              '2091-01-02 00:00'),
+                             ('outside', '2091-02-01 00:00',
+                              '2091-02-02 00:00'),
+                             ('across', '2090-12-31 00:00',
+                              '2091-01-01 12:00')):
+        climate_api.lease_create(request, fixtures.lease_body(
+            name, start=start, end=end))
+    first, more = climate_api.lease_window(
+        request, '2091-01-01 00:00', '2091-01-08 00:00', 2)
+    assert [lease.name for lease in first] == ['across', 'early']
+    assert more is True
+    rest, more = climate_api.lease_window(
+        request, '2091-01-01 00:00', '2091-01-08 00:00', 2,
+        marker=first[-1].id)
+    assert [lease.name for lease in rest] == ['late']
+    assert more is False
+
+
 def test_update_and_delete(api):
     request = _member(api)
     lease = climate_api.lease_create(request, fixtures.lease_body(

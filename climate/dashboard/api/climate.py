@@ -271,6 +271,82 @@ def host_delete(request, host_id):
     client(request).hosts.delete(host_id)
 
 
+# -- other inventories (admin) --------------------------------------------
+
+class VolumePool(Value):
+    OPTIONAL = ('id', 'name', 'backend', 'capacity_gb', 'total_capacity_gb',
+                'reserved_percentage', 'max_over_subscription_ratio',
+                'reservable', 'capabilities')
+
+
+class FloatingIP(Value):
+    OPTIONAL = ('id', 'floating_network_id', 'floating_ip_address',
+                'subnet_id', 'reservable')
+
+    @property
+    def name(self):
+        return self.fields.get('floating_ip_address') or self.fields.get('id')
+
+
+class Network(Value):
+    """A network segment; the keys beside :data:`FIELDS` are its extra
+    capabilities."""
+    FIELDS = ('id', 'network_type', 'physical_network', 'segment_id',
+              'reservable', 'created_at', 'updated_at')
+    OPTIONAL = FIELDS
+
+    @property
+    def name(self):
+        parts = [self.fields.get('network_type'),
+                 self.fields.get('physical_network'),
+                 self.fields.get('segment_id')]
+        return ' '.join(str(p) for p in parts if p not in (None, '')) or \
+            self.fields.get('id')
+
+    @property
+    def extra_capabilities(self):
+        return {k: v for k, v in self.fields.items()
+                if k not in self.FIELDS}
+
+
+def volume_pool_list(request):
+    """``/v1/volume-pools`` (microversion 1.5)."""
+    return [VolumePool(p) for p in client(request).volume_pools.list()]
+
+
+def volume_pool_create(request, body):
+    return VolumePool(client(request).volume_pools.create(body))
+
+
+def volume_pool_delete(request, pool_id):
+    client(request).volume_pools.delete(pool_id)
+
+
+def floatingip_list(request):
+    return [FloatingIP(f) for f in client(request).floatingips.list()]
+
+
+def floatingip_create(request, network_id, address):
+    return FloatingIP(client(request).floatingips.create(
+        {'floating_network_id': network_id, 'floating_ip_address': address}))
+
+
+def floatingip_delete(request, fip_id):
+    client(request).floatingips.delete(fip_id)
+
+
+def network_list(request):
+    return [Network(n) for n in client(request).networks.list()]
+
+
+def network_create(request, body):
+    return Network(client(request).networks.create(body))
+
+
+def network_delete(request, network_id):
+    client(request).networks.delete(network_id)
+
+
 # -- availability ---------------------------------------------------------
 
 def host_availability(request, count, duration, earliest_start=None,

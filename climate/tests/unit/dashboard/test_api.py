@@ -171,6 +171,37 @@ def test_a_member_never_reads_another_projects_usage(api):
     assert caught.value.status == 403
 
 
+def test_the_other_inventories(api):
+    admin = _admin(api)
+    pool = climate_api.volume_pool_create(admin, {
+        'name': 'dash@lvm#pool', 'total_capacity_gb': 100,
+        'reserved_percentage': 10, 'capabilities': {'volume_types': 'fast'}})
+    assert pool.capacity_gb == 90
+    assert pool.id in [p.id for p in climate_api.volume_pool_list(admin)]
+    fip = climate_api.floatingip_create(admin, 'dash-ext', '2001:DB8::0A')
+    assert fip.name == '2001:db8::a'
+    assert fip.id in [f.id for f in climate_api.floatingip_list(admin)]
+    net = climate_api.network_create(admin, {
+        'network_type': 'vlan', 'physical_network': 'dashnet',
+        'segment_id': 1001, 'site': 'uc'})
+    assert net.extra_capabilities == {'site': 'uc'}
+    assert net.name == 'vlan dashnet 1001'
+    with pytest.raises(climate_api.ReservationConflict):
+        climate_api.network_create(admin, {
+            'network_type': 'vlan', 'physical_network': 'dashnet',
+            'segment_id': 1001})
+    member = _member(api)
+    for listing in (climate_api.volume_pool_list,
+                    climate_api.floatingip_list, climate_api.network_list):
+        with pytest.raises(climate_api.ReservationUnavailable) as caught:
+            listing(member)
+        assert caught.value.status == 403
+    climate_api.volume_pool_delete(admin, pool.id)
+    climate_api.floatingip_delete(admin, fip.id)
+    climate_api.network_delete(admin, net.id)
+    assert net.id not in [n.id for n in climate_api.network_list(admin)]
+
+
 def test_health_is_for_admins(api):
     report = climate_api.health_get(_admin(api))
     assert report['status'] == 'ok'

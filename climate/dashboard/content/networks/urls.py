@@ -1,0 +1,8 @@
+from django.urls import re_path
+
+from climate.dashboard.content.networks import views
+
+urlpatterns = [
+    re_path(r'^$', views.IndexView.as_view(), name='index'),
+    re_path(r'^create/$', views.CreateView.as_view(), name='create'),
+]

@@ -9,6 +9,7 @@ maximum) return the messages by field, for the form to place.
 
 import ipaddress
 import json
+import zoneinfo
 
 from django.core import exceptions as django_exceptions
 from django.utils.translation import gettext_lazy as _
@@ -273,4 +274,63 @@ def lease_type_rules(lease_type, start, resource_type, filtered,
             'A best effort lease takes no host filters: the hosts it '
             'frees are outside the inventory, where they cannot be '
             'weighed.')
+    return problems
+
+
+#: the frequencies a series' rule takes (doc/source/recurring.rst)
+RRULE_FREQS = ('DAILY', 'WEEKLY')
+
+
+def rrule(text):
+    """A series' rule as typed, upper-cased and checked for its form
+    (``KEY=VALUE`` parts with ``;`` between, a ``FREQ`` of
+    :data:`RRULE_FREQS`, an end); the API checks the rest and names what
+    it does not take."""
+    text = (text or '').strip().upper()
+    if text.startswith('RRULE:'):
+        text = text[len('RRULE:'):]
+    if not text:
+        return ''
+    parts = {}
+    for part in text.split(';'):
+        key, sep, value = part.partition('=')
+        if not sep or not key or not value:
+            raise django_exceptions.ValidationError(
+                _('%s is not KEY=VALUE: a rule is e.g. '
+                  'FREQ=WEEKLY;BYDAY=TU;COUNT=12.') % part)
+        parts[key] = value
+    if parts.get('FREQ') not in RRULE_FREQS:
+        raise django_exceptions.ValidationError(
+            _('A rule repeats DAILY or WEEKLY: FREQ=DAILY or FREQ=WEEKLY.'))
+    if 'COUNT' not in parts and 'UNTIL' not in parts:
+        raise django_exceptions.ValidationError(
+            _('A series ends: give COUNT=n or UNTIL=date.'))
+    return text
+
+
+def timezone(text):
+    """An IANA time zone name (``Europe/Paris``), or '' for UTC."""
+    text = (text or '').strip()
+    if not text:
+        return ''
+    try:
+        zoneinfo.ZoneInfo(text)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise django_exceptions.ValidationError(
+            _('%s is not a time zone: use a name such as Europe/Paris.')
+            % text)
+    return text
+
+
+def series_rules(lease_type, hold_for, max_retries):
+    """``{field: message}``: what a series does not take (its
+    occurrences are scheduled or of the default type, never holds)."""
+    problems = {}
+    if lease_type not in (None, '', 'scheduled'):
+        problems['lease_type'] = _('A series is of the default type or '
+                                   'scheduled.')
+    if hold_for not in (None, ''):
+        problems['hold_for'] = _('A series is no temporary hold.')
+    if max_retries not in (None, ''):
+        problems['max_retries'] = _('A series takes no retries.')
     return problems

@@ -252,6 +252,58 @@ def lease_confirm(request, lease_id):
     return Lease(client(request).leases.confirm(lease_id))
 
 
+# -- recurring series (1.15) -----------------------------------------------
+
+class Series(Value):
+    OPTIONAL = ('id', 'name', 'project_id', 'recurrence', 'status',
+                'status_reason', 'first_occurrence', 'start_date',
+                'end_date', 'next_occurrence', 'next_start_date',
+                'occurrences', 'skipped', 'created_at', 'updated_at')
+
+    def _rule(self, key):
+        return (self.fields.get('recurrence') or {}).get(key)
+
+    @property
+    def rrule(self):
+        return self._rule('rrule')
+
+    @property
+    def timezone(self):
+        return self._rule('timezone')
+
+    @property
+    def on_conflict(self):
+        return self._rule('on_conflict')
+
+    @property
+    def booked(self):
+        return len(self.fields.get('occurrences') or [])
+
+    @property
+    def skipped_count(self):
+        return len(self.fields.get('skipped') or [])
+
+
+def series_list(request):
+    """The project's recurring series (``/v1/lease-series``, 1.15)."""
+    return [Series(s) for s in client(request).lease_series.list()]
+
+
+def series_get(request, series_id):
+    return Series(client(request).lease_series.get(series_id))
+
+
+def series_create(request, body):
+    """A lease create body with its ``recurrence``: the occurrences
+    within the service's horizon booked at once."""
+    return Series(client(request).lease_series.create(body))
+
+
+def series_delete(request, series_id):
+    """Cancels: the occurrences not started are deleted."""
+    client(request).lease_series.delete(series_id)
+
+
 # -- hosts (admin) --------------------------------------------------------
 
 def host_list(request):

@@ -173,6 +173,20 @@ def create_body(data):
     return body
 
 
+def series_body(data):
+    """``POST /v1/lease-series`` of a create form's cleaned data with a
+    rule: the lease's body (its window the first occurrence) and the
+    ``recurrence``."""
+    body = create_body(data)
+    recurrence = {'rrule': data['rrule']}
+    if data.get('timezone'):
+        recurrence['timezone'] = data['timezone']
+    if data.get('on_conflict'):
+        recurrence['on_conflict'] = data['on_conflict']
+    body['recurrence'] = recurrence
+    return body
+
+
 def update_body(data, lease):
     """``PUT /v1/leases/{id}`` of an update form's cleaned data: only
     what changed (a same name is not sent)."""

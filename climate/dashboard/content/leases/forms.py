@@ -37,6 +37,10 @@ LEASE_TYPE_CHOICES = (
     ('best_effort', _('Best effort: hosts freed of other projects’ '
                       'servers')),
 )
+SERIES_CONFLICT_CHOICES = (
+    ('refuse', _('Refuses the whole series (default)')),
+    ('skip', _('Is skipped, the others booked')),
+)
 RESOURCE_CHOICES = (
     (bodies.HOST, _('Physical hosts')),
     (bodies.INSTANCE, _('Instance slots')),
@@ -98,6 +102,20 @@ class CreateLeaseForm(form_fields.EscapedHelpTexts,
                     'day'))
     duration = form_fields.DurationText(label=_('Duration'),
                                         required=False)
+    rrule = forms.CharField(
+        label=_('Repeat (rule)'), required=False, max_length=255,
+        help_text=_('Makes a recurring series of leases, this window its '
+                    'first: an RFC 5545 rule, DAILY or WEEKLY with COUNT or '
+                    'UNTIL, e.g. FREQ=WEEKLY;BYDAY=TU;COUNT=12 (leave empty '
+                    'for one lease)'))
+    timezone = forms.CharField(
+        label=_('Time zone of the series'), required=False, max_length=64,
+        help_text=_('The occurrences keep its wall clock across '
+                    'daylight-saving changes, e.g. Europe/Paris (default '
+                    'UTC)'))
+    on_conflict = forms.ThemableChoiceField(
+        label=_('An occurrence that cannot be booked'), required=False,
+        choices=SERIES_CONFLICT_CHOICES)
     resource_type = forms.ThemableChoiceField(
         label=_('Resource'), choices=RESOURCE_CHOICES,
         widget=forms.ThemableSelectWidget(
@@ -107,7 +125,7 @@ class CreateLeaseForm(form_fields.EscapedHelpTexts,
     field_order = (
         'name', 'lease_type', 'max_retries', 'hold_for', 'start_date',
         'end_date',
-        'duration', 'resource_type',
+        'duration', 'rrule', 'timezone', 'on_conflict', 'resource_type',
         'min_hosts', 'max_hosts', 'before_end',
         'server_source', 'server_id', 'server_name', 'image', 'flavor',
         'networks', 'key_name', 'security_groups', 'server_metadata',
@@ -201,7 +219,21 @@ class CreateLeaseForm(form_fields.EscapedHelpTexts,
             data.get('lease_type'), data.get('start_date'),
             bodies.RESOURCE_TYPES.get(kind), self.filters_given(data),
             data.get('max_retries')))
+        if data.get('rrule'):
+            self._add_errors(validation.series_rules(
+                data.get('lease_type'), data.get('hold_for'),
+                data.get('max_retries')))
+        elif data.get('timezone') or data.get('on_conflict') == 'skip':
+            self.add_error('rrule', _('A time zone or what to do with an '
+                                      'occurrence is for a series: give '
+                                      'its rule.'))
         return data
+
+    def clean_rrule(self):
+        return validation.rrule(self.cleaned_data.get('rrule'))
+
+    def clean_timezone(self):
+        return validation.timezone(self.cleaned_data.get('timezone'))
 
     def _forget_other_types(self, kind):
         """What the user typed for another resource type is not sent:
@@ -248,6 +280,8 @@ class CreateLeaseForm(form_fields.EscapedHelpTexts,
         data['end_date'] = end_text
 
     def handle(self, request, data):
+        if data.get('rrule'):
+            return self._create_series(request, data)
         try:
             lease = climate_api.lease_create(request,
                                              bodies.create_body(data))
@@ -268,6 +302,23 @@ class CreateLeaseForm(form_fields.EscapedHelpTexts,
             return False
         messages.success(request, _('Lease "%s" created.') % lease.name)
         return lease
+
+    def _create_series(self, request, data):
+        """``POST /v1/lease-series``: the lease's body with its rule; a
+        refusal (an occurrence that cannot be booked, a rule the API does
+        not take) is the API's sentence, naming the occurrence."""
+        try:
+            series = climate_api.series_create(
+                request, bodies.series_body(data))
+        except climate_api.ReservationError as exc:
+            self.api_error(exc.message)
+            return False
+        messages.success(request, _(
+            'Series "%(name)s" created: %(booked)d occurrences booked, '
+            '%(skipped)d skipped.') % {'name': series.name,
+                                       'booked': series.booked,
+                                       'skipped': series.skipped_count})
+        return series
 
 
 class UpdateLeaseForm(form_fields.EscapedHelpTexts, forms.SelfHandlingForm):

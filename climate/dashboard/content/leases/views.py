@@ -122,6 +122,12 @@ class CreateView(forms.ModalFormView):
         return {key: self.request.GET[key] for key in links.PREFILLABLE
                 if self.request.GET.get(key)}
 
+    def get_success_url_from_handled(self, handled):
+        # a series is listed with the other series
+        if isinstance(handled, climate_api.Series):
+            return reverse('horizon:project:lease_series:index')
+        return self.get_success_url()
+
 
 class UpdateView(LeaseOfURL, forms.ModalFormView):
     form_class = lease_forms.UpdateLeaseForm

@@ -202,6 +202,26 @@ def test_the_other_inventories(api):
     assert net.id not in [n.id for n in climate_api.network_list(admin)]
 
 
+def test_a_series_and_its_cancel(api):
+    request = _member(api, 'project-series')
+    body = dict(fixtures.lease_body('weekly', start='2090-01-02 09:00',
+                                    end='2090-01-02 11:00'),
+                recurrence={'rrule': 'FREQ=WEEKLY;COUNT=3',
+                            'timezone': 'Europe/Paris'})
+    made = climate_api.series_create(request, body)
+    assert made.rrule == 'FREQ=WEEKLY;COUNT=3'
+    assert made.timezone == 'Europe/Paris'
+    assert made.booked >= 1
+    assert [s.id for s in climate_api.series_list(request)] == [made.id]
+    shown = climate_api.series_get(request, made.id)
+    assert shown.occurrences[0]['name'] == 'weekly #1'
+    # another project's series is not found
+    with pytest.raises(climate_api.ReservationNotFound):
+        climate_api.series_get(_member(api, 'project-other'), made.id)
+    climate_api.series_delete(request, made.id)
+    assert climate_api.series_get(request, made.id).status == 'CANCELLED'
+
+
 def test_health_is_for_admins(api):
     report = climate_api.health_get(_admin(api))
     assert report['status'] == 'ok'

@@ -10,6 +10,7 @@ user needs to read, not "Unable to create the lease").
 """
 
 import json
+import urllib.parse
 
 from django.conf import settings
 from django.utils.translation import gettext_lazy as _
@@ -397,6 +398,63 @@ def network_create(request, body):
 
 def network_delete(request, network_id):
     client(request).networks.delete(network_id)
+
+
+# -- maintenance windows (1.16, admin) ------------------------------------
+
+MAINTENANCE_VERSION = '1.16'
+MAINTENANCE_PATH = '/maintenance-windows'
+
+
+class MaintenanceWindow(Value):
+    OPTIONAL = ('id', 'name', 'reason', 'start_date', 'end_date', 'hosts',
+                'affected', 'status', 'lease_id', 'dry_run', 'project_id',
+                'created_at', 'updated_at')
+
+    @property
+    def host_names(self):
+        return ', '.join(h.get('name') or h.get('id') or ''
+                         for h in self.fields.get('hosts') or [])
+
+    @property
+    def hit_count(self):
+        return len(self.fields.get('affected') or [])
+
+
+def _maintenance(request, method, path='', body=None):
+    return client(request).request(method, MAINTENANCE_PATH + path,
+                                   body=body, version=MAINTENANCE_VERSION)
+
+
+def maintenance_list(request):
+    return [MaintenanceWindow(w) for w in
+            _maintenance(request, 'GET')['maintenance_windows']]
+
+
+def maintenance_plan(request, body):
+    """The window's plan (``dry_run``: nothing written): the leases hit
+    and each one's ``options``."""
+    return MaintenanceWindow(_maintenance(
+        request, 'POST', body=dict(body, dry_run=True))['maintenance_window'])
+
+
+def maintenance_apply(request, body, actions=None, default_action=None):
+    """The window applied, with an action per lease hit (``actions``:
+    lease id -> move/shorten/leave) and/or a ``default_action``: all of
+    it or, refused, nothing."""
+    body = dict(body)
+    body.pop('dry_run', None)
+    if actions:
+        body['actions'] = dict(actions)
+    if default_action:
+        body['default_action'] = default_action
+    return MaintenanceWindow(_maintenance(
+        request, 'POST', body=body)['maintenance_window'])
+
+
+def maintenance_delete(request, window_id):
+    _maintenance(request, 'DELETE',
+                 '/%s' % urllib.parse.quote(str(window_id), safe=''))
 
 
 # -- availability ---------------------------------------------------------

@@ -222,6 +222,40 @@ def test_a_series_and_its_cancel(api):
     assert climate_api.series_get(request, made.id).status == 'CANCELLED'
 
 
+def test_a_maintenance_window_planned_applied_cancelled(api):
+    admin = _admin(api)
+    climate_api.host_create(admin, 'dash-maint-1', {'rack': 'm1'})
+    lease = climate_api.lease_create(_member(api, 'project-maint'), {
+        'name': 'on-m1', 'start_date': '2092-01-01 00:00',
+        'end_date': '2092-01-01 06:00', 'events': [],
+        'reservations': [{'resource_type': 'physical:host', 'min': 1,
+                          'max': 1, 'hypervisor_properties': '',
+                          'resource_properties': '["=", "$rack", "m1"]'}]})
+    body = {'name': 'dash-firmware', 'reason': 'firmware',
+            'start_date': '2092-01-01 02:00', 'end_date': '2092-01-01 04:00',
+            'hosts': ['dash-maint-1']}
+    planned = climate_api.maintenance_plan(admin, body)
+    assert [h['name'] for h in planned.hosts] == ['dash-maint-1']
+    [hit] = planned.affected
+    assert hit['lease_id'] == lease.id
+    assert 'shorten' in hit['options']
+    assert climate_api.maintenance_list(admin) == []  # nothing written
+    # a lease hit without an action refuses the whole window
+    with pytest.raises(climate_api.ReservationConflict):
+        climate_api.maintenance_apply(admin, body)
+    applied = climate_api.maintenance_apply(admin, body,
+                                            default_action='shorten')
+    assert applied.status == 'APPLIED'
+    assert climate_api.lease_get(admin, lease.id).end_date.startswith(
+        '2092-01-01T02:00')
+    with pytest.raises(climate_api.ReservationUnavailable) as caught:
+        climate_api.maintenance_list(_member(api, 'project-maint'))
+    assert caught.value.status == 403
+    climate_api.maintenance_delete(admin, applied.id)
+    [window] = climate_api.maintenance_list(admin)
+    assert window.status == 'CANCELLED'
+
+
 def test_health_is_for_admins(api):
     report = climate_api.health_get(_admin(api))
     assert report['status'] == 'ok'

@@ -287,6 +287,25 @@ class OccurrenceExists(Conflict):
     msg_fmt = "Occurrence %(occurrence)s of series %(series)s exists already."
 
 
+class MaintenanceUnresolved(Conflict):
+    """A maintenance window (1.16) that hits leases without an
+    action for them."""
+    msg_fmt = ("Maintenance window %(name)s hits leases without an action: "
+               "%(leases)s. Give actions (lease id: move, shorten or leave) "
+               "or default_action; a dry_run shows each lease's options. "
+               "Nothing was changed.")
+
+
+class MaintenanceNothingLeft(Conflict):
+    msg_fmt = ("Every host of maintenance window %(name)s is left to the "
+               "leases on it: nothing to take out. Nothing was changed.")
+
+
+class MaintenanceActionImpossible(Conflict):
+    msg_fmt = ("Maintenance window %(name)s cannot %(action)s lease "
+               "%(lease)s: %(why)s. Nothing was changed.")
+
+
 class SeriesNameAlreadyExists(Conflict):
     msg_fmt = ("The lease series with name: %(name)s already exists. "
                "Series names are unique within a project.")

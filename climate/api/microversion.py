@@ -53,6 +53,11 @@ History (also in doc/source/api-microversions.rst):
   DELETE of one: a series' rule, its occurrences booked as leases up to
   a horizon, an update from an occurrence on, a cancel), and each
   lease's ``series_id`` and ``occurrence``.
+* 1.16 - maintenance windows: ``/v1/maintenance-windows`` (GET, POST with
+  ``dry_run`` for the plan; GET, DELETE of one), administrators'.
+* 1.17 - idle reclaim: ``/v1/idle-policies`` (GET; GET, PUT, DELETE of a
+  project's), ``keep_idle`` in a lease create, and each lease's
+  ``keep_idle``, ``last_used_at`` and ``idle_warned_at``.
 """
 
 import re
@@ -67,7 +72,7 @@ ENVIRON_KEY = 'climate.microversion'
 
 VERSIONS = ('1.0', '1.1', '1.2', '1.3', '1.4', '1.5', '1.6', '1.7', '1.8',
             '1.9', '1.10', '1.11', '1.12', '1.13',
-            '1.14', '1.15')
+            '1.14', '1.15', '1.16', '1.17')
 MIN = VERSIONS[0]
 MAX = VERSIONS[-1]
 

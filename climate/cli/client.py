@@ -36,6 +36,10 @@ VOLUME_AVAILABILITY_VERSION = '1.6'
 WEBHOOKS_VERSION = '1.7'
 # 1.15: /v1/lease-series
 SERIES_VERSION = '1.15'
+# 1.16: /v1/maintenance-windows
+MAINTENANCE_VERSION = '1.16'
+# 1.17: /v1/idle-policies, keep_idle
+IDLE_VERSION = '1.17'
 # 1.8: /v1/usage
 USAGE_VERSION = '1.8'
 # 1.9: /v1/quotas
@@ -59,9 +63,11 @@ LEASE_TYPE_FIELDS = ('lease_type', 'max_retries')
 
 
 def _version_of(body):
-    """The microversion a lease body needs: 1.14 with a hold, 1.11 with
-    a lease type, 1.4 when a reservation uses the pre-created fields, else
-    the default."""
+    """The microversion a lease body needs: 1.17 asking to be kept when
+    idle, 1.14 with a hold, 1.11 with a lease type, 1.4 when a
+    reservation uses the pre-created fields, else the default."""
+    if 'keep_idle' in body:
+        return IDLE_VERSION
     if 'hold_for' in body:
         return HOLDS_VERSION
     if any(key in body for key in LEASE_TYPE_FIELDS):
@@ -141,6 +147,27 @@ class _Manager:
     def _call(self, *args, **kwargs):
         return self.client.request(*args, **kwargs)
 
+    def _by_id_or_name(self, name_or_id, kind, plural, matching,
+                       missing=(404,)):
+        """The item with this id (``get``), else the only one of
+        ``matching()`` (those named ``name_or_id``); NotFound or
+        Ambiguous saying so.  ``missing``: the statuses that say no item
+        has this id."""
+        try:
+            return self.get(name_or_id)
+        except APIError as exc:
+            if exc.status not in missing:
+                raise
+        matches = matching()
+        if not matches:
+            raise NotFound('No %s with a name or id of %r exists.' % (
+                kind, name_or_id))
+        if len(matches) > 1:
+            raise Ambiguous('%d %s are named %r; use an id: %s.' % (
+                len(matches), plural, name_or_id,
+                ', '.join(str(m['id']) for m in matches)))
+        return matches[0]
+
     def _call_newest(self, versions, *args, **kwargs):
         """A call at the first of ``versions`` the API serves (newest
         first): an older API answers a newer microversion 406."""
@@ -208,20 +235,8 @@ class Leases(_Manager):
 
     def find(self, name_or_id):
         """The lease with this id, or the only one with this name."""
-        try:
-            return self.get(name_or_id)
-        except APIError as exc:
-            if exc.status != 404:
-                raise
-        matches = self.list(name=name_or_id)
-        if not matches:
-            raise NotFound('No lease with a name or id of %r exists.' %
-                           name_or_id)
-        if len(matches) > 1:
-            raise Ambiguous('%d leases are named %r; use an id: %s.' % (
-                len(matches), name_or_id,
-                ', '.join(m['id'] for m in matches)))
-        return matches[0]
+        return self._by_id_or_name(name_or_id, 'lease', 'leases',
+                                   lambda: self.list(name=name_or_id))
 
 
 class Hosts(_Manager):
@@ -245,23 +260,12 @@ class Hosts(_Manager):
 
     def find(self, name_or_id):
         """The host with this id, or the only one with this hostname."""
-        try:
-            return self.get(name_or_id)
-        except APIError as exc:
-            # Blazar answers 400 or 404 for an id that is not a number
-            if exc.status not in (400, 404):
-                raise
-        matches = [h for h in self.list()
-                   if name_or_id in (h.get('hypervisor_hostname'),
-                                     h.get('name'))]
-        if not matches:
-            raise NotFound('No host with a name or id of %r exists.' %
-                           name_or_id)
-        if len(matches) > 1:
-            raise Ambiguous('%d hosts are named %r; use an id: %s.' % (
-                len(matches), name_or_id,
-                ', '.join(str(m['id']) for m in matches)))
-        return matches[0]
+        # Blazar answers 400 or 404 for an id that is not a number
+        return self._by_id_or_name(
+            name_or_id, 'host', 'hosts', lambda: [
+                h for h in self.list()
+                if name_or_id in (h.get('hypervisor_hostname'),
+                                  h.get('name'))], missing=(400, 404))
 
     def allocations(self, lease_id=None, reservation_id=None):
         return self._call('GET', '/os-hosts/allocations',
@@ -392,22 +396,58 @@ class LeaseSeries(_Manager):
 
     def find(self, name_or_id):
         """The series with this id, or the one with this name (names
-        are unique within a project)."""
-        try:
-            return self.get(name_or_id)
-        except APIError as exc:
-            if exc.status != 404:
-                raise
-        matches = [s for s in self.list() if s['name'] == name_or_id]
-        if not matches:
-            raise NotFound('No lease series with a name or id of %r '
-                           'exists.' % name_or_id)
-        if len(matches) > 1:
-            raise Ambiguous('%d series are named %r (in several '
-                            'projects); use an id: %s.' % (
-                                len(matches), name_or_id,
-                                ', '.join(m['id'] for m in matches)))
-        return matches[0]
+        are unique within a project; an administrator may see several)."""
+        return self._by_id_or_name(
+            name_or_id, 'lease series', 'series', lambda: [
+                s for s in self.list() if s['name'] == name_or_id])
+
+
+class Maintenance(_Manager):
+    """/v1/maintenance-windows (microversion 1.16, administrators)."""
+
+    def _window(self, method, path, **kwargs):
+        return self._call(method, '/maintenance-windows' + path,
+                          version=MAINTENANCE_VERSION, **kwargs)
+
+    def list(self):
+        return self._window('GET', '')['maintenance_windows']
+
+    def get(self, window_id):
+        return self._window('GET', '/%s' % _quote(window_id))[
+            'maintenance_window']
+
+    def create(self, body):
+        return self._window('POST', '', body=body)['maintenance_window']
+
+    def delete(self, window_id):
+        self._window('DELETE', '/%s' % _quote(window_id))
+
+    def find(self, name_or_id):
+        """The window with this id or name (names are unique)."""
+        return self._by_id_or_name(
+            name_or_id, 'maintenance window', 'maintenance windows',
+            lambda: [w for w in self.list() if w['name'] == name_or_id])
+
+
+class IdlePolicies(_Manager):
+    """/v1/idle-policies (microversion 1.17)."""
+
+    def _policy(self, method, path, **kwargs):
+        return self._call(method, '/idle-policies' + path,
+                          version=IDLE_VERSION, **kwargs)
+
+    def list(self):
+        return self._policy('GET', '')['idle_policies']
+
+    def get(self, project_id):
+        return self._policy('GET', '/%s' % _quote(project_id))['idle_policy']
+
+    def set(self, project_id, body):
+        return self._policy('PUT', '/%s' % _quote(project_id),
+                            body=body)['idle_policy']
+
+    def delete(self, project_id):
+        self._policy('DELETE', '/%s' % _quote(project_id))
 
 
 class Webhooks(_Manager):
@@ -664,6 +704,8 @@ class Client:
         self.volume_pools = VolumePools(self)
         self.webhooks = Webhooks(self)
         self.lease_series = LeaseSeries(self)
+        self.maintenance = Maintenance(self)
+        self.idle_policies = IdlePolicies(self)
         self.usage = Usage(self)
         self.quotas = Quotas(self)
         self.billing = Billing(self)

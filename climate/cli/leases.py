@@ -89,6 +89,10 @@ class CreateLease(show.ShowOne):
                  'lease; unconfirmed, it expires and what it booked is '
                  'released')
         parser.add_argument(
+            '--keep-idle', action='store_true',
+            help='Never end this lease early for being idle (idle reclaim, '
+                 'microversion 1.17)')
+        parser.add_argument(
             '--start-date', metavar='<date>', default='now',
             help='Start of the lease: %s (default: now)' % DATE_HELP)
         parser.add_argument(
@@ -135,6 +139,8 @@ class CreateLease(show.ShowOne):
             body['max_retries'] = args.max_retries
         if args.hold_for is not None:
             body['hold_for'] = args.hold_for
+        if args.keep_idle:
+            body['keep_idle'] = True
         return body
 
 

@@ -7,6 +7,7 @@ from climate.conf import clients
 from climate.conf import floatingips
 from climate.conf import galera
 from climate.conf import hosts
+from climate.conf import idle
 from climate.conf import leases
 from climate.conf import manager
 from climate.conf import networks
@@ -23,7 +24,7 @@ CONF = cfg.CONF
 
 MODULES = (paths, api, manager, clients, hosts, power, power_backends,
            outages, volumes, floatingips, networks, stacks, webhooks,
-           quotas, leases, galera)
+           quotas, leases, galera, idle)
 
 
 def register_opts(conf):

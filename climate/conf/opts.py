@@ -10,6 +10,7 @@ from climate.conf import clients
 from climate.conf import floatingips
 from climate.conf import galera
 from climate.conf import hosts
+from climate.conf import idle
 from climate.conf import leases
 from climate.conf import manager
 from climate.conf import networks
@@ -24,7 +25,7 @@ from climate.conf import webhooks
 
 _MODULES = [paths, api, manager, clients, hosts, power, power_backends,
             outages, volumes, floatingips, networks, stacks, webhooks, quotas,
-            leases, galera]
+            leases, galera, idle]
 
 DEFAULT_SQLITE = 'sqlite:///$state_path/climate.sqlite'
 

@@ -427,7 +427,7 @@ def provider(host_id):
     return str(host_id)
 
 
-def _host_of(provider_id):
+def host_of(provider_id):
     """The host id of a compute host provider, None for another kind's."""
     if provider_id.isascii() and provider_id.isdigit():
         return int(provider_id)
@@ -554,7 +554,7 @@ class _Window:
         for query, side in ((_ended_query, 0), (_starting_query, 1)):
             for provider_id, when in self.connection.execute(
                     query(self.mine), self.params):
-                host = _host_of(provider_id)
+                host = host_of(provider_id)
                 if host in wanted:
                     near.setdefault(host, [None, None])[side] = _from_text(
                         when)
@@ -775,7 +775,7 @@ def allocations_of(ctx, reservation_id):
         rows = session.execute(sa.select(*_ALLOC_COLUMNS).where(
             Book.reservation_id == reservation_id,
             Book.resource_class == booking.WHOLE)).all()
-    return sorted((_allocation(r) for r in rows if _host_of(r[3])),
+    return sorted((_allocation(r) for r in rows if host_of(r[3])),
                   key=lambda a: (a.computehost_id, a.start_date))
 
 
@@ -818,7 +818,7 @@ def allocations_list(ctx, host_id=None, lease_id=None, reservation_id=None,
         lease_id=lease_id, reservation_id=reservation_id,
         time_from=time_from)
     return sorted(((int(r[0]),) + tuple(r[1:5]) for r in rows
-                   if _host_of(r[0]) is not None),
+                   if host_of(r[0]) is not None),
                   key=lambda r: (r[0], r[3], r[1]))
 
 

@@ -294,6 +294,9 @@ def _rendered(dialect_name):
         ('hold_expires_at', kit.date(lease.hold_expires_at)),
         ('series_id', lease.series_id),
         ('occurrence', lease.occurrence),
+        ('keep_idle', kit.boolean(lease.keep_idle)),
+        ('last_used_at', kit.date(lease.last_used_at)),
+        ('idle_warned_at', kit.date(lease.idle_warned_at)),
         ('created_at', kit.timestamp(lease.created_at)),
         ('updated_at', kit.timestamp(lease.updated_at)),
         ('reservations', kit.array(

@@ -80,6 +80,13 @@ class Lease(TimestampMixin, Base):
     # series and the occurrence's number from 0; null for other leases
     series_id = sa.Column(sa.String(36), nullable=True)
     occurrence = sa.Column(sa.Integer, nullable=True)
+    # idle reclaim (climate.manager.idle): never for a lease that asked
+    # to be kept; when its reservations were last seen used, and when
+    # it was warned that nothing uses them
+    keep_idle = sa.Column(sa.Boolean, nullable=False, default=False,
+                          server_default=sa.false())
+    last_used_at = sa.Column(sa.DateTime, nullable=True)
+    idle_warned_at = sa.Column(sa.DateTime, nullable=True)
     # the lease's API body as a listing shows it, reservations and events
     # included, re-rendered by every transaction that changes them
     # (climate.db.lease_json); not loaded with the lease
@@ -266,6 +273,48 @@ class LeaseSeries(TimestampMixin, Base):
     # written by every change: two managers changing the series conflict
     # on its row on any database (Galera's certification included)
     generation = sa.Column(sa.Integer, nullable=False, default=0)
+
+
+class MaintenanceWindow(TimestampMixin, Base):
+    """An operator's maintenance window on hosts
+    (``climate.manager.maintenance``): what it took out, when, and what
+    it did to the leases it hit; its hosts are booked by ``lease_id``, a
+    lease of the operator's project."""
+
+    __tablename__ = 'maintenance_windows'
+    __table_args__ = (
+        sa.UniqueConstraint('name', name='uniq_maintenance_windows0name'),
+        sa.Index('ix_maintenance_windows_start', 'start_date'),
+    )
+
+    id = sa.Column(sa.String(36), primary_key=True, default=_uuid)
+    name = sa.Column(sa.String(255), nullable=False)
+    reason = sa.Column(sa.Text, nullable=True)
+    project_id = sa.Column(sa.String(255), nullable=False)
+    user_id = sa.Column(sa.String(255), nullable=True)
+    start_date = sa.Column(sa.DateTime, nullable=False)
+    end_date = sa.Column(sa.DateTime, nullable=False)
+    # the hosts taken out: [{id, name}]
+    hosts = sa.Column(sa.JSON, nullable=False)
+    # the lease booking them (null once the window is cancelled)
+    lease_id = sa.Column(sa.String(36), nullable=True)
+    # each lease it hit: [{lease_id, name, project_id, action, ...}]
+    affected = sa.Column(sa.JSON, nullable=False)
+    status = sa.Column(sa.String(16), nullable=False)
+
+
+class IdlePolicy(TimestampMixin, Base):
+    """A project's idle reclaim policy (``climate.manager.idle``)."""
+
+    __tablename__ = 'idle_policies'
+
+    project_id = sa.Column(sa.String(255), primary_key=True)
+    # the resource types it covers (null: every type)
+    resource_types = sa.Column(sa.JSON, nullable=True)
+    # seconds of nothing used before the warning, and before the end
+    # (0: never ended, warned only)
+    warn_after = sa.Column(sa.Integer, nullable=False)
+    end_after = sa.Column(sa.Integer, nullable=False)
 
 
 class Webhook(Base):

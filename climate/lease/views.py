@@ -95,6 +95,9 @@ def lease(row):
         'hold_expires_at': dates.format(row.hold_expires_at),
         'series_id': row.series_id,
         'occurrence': row.occurrence,
+        'keep_idle': bool(row.keep_idle),
+        'last_used_at': dates.format(row.last_used_at),
+        'idle_warned_at': dates.format(row.idle_warned_at),
         'created_at': dates.format_timestamp(row.created_at),
         'updated_at': dates.format_timestamp(row.updated_at),
         'reservations': [reservation(r) for r in sorted(

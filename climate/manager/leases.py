@@ -6,6 +6,7 @@ anywhere rolls all of it back.  Notifications and engine wake-ups go out
 only after the commit.
 """
 
+import collections
 import contextlib
 import datetime
 import json
@@ -23,6 +24,7 @@ from climate.db import usage as db_usage
 from climate import exceptions
 from climate.lease import events as lease_events
 from climate.lease import holds
+from climate.lease import idle as idle_rules
 from climate.lease import input as lease_input
 from climate.lease import types as lease_types
 from climate.lease import views
@@ -82,6 +84,10 @@ def _about(label):
     except exceptions.ClimateException as exc:
         raise type(exc)(message='%s: %s' % (label, exc.message),
                         **exc.kwargs) from exc
+
+
+#: What an update changed, for its after-commit part.
+_Updated = collections.namedtuple('_Updated', 'old_view result to_prepare')
 
 
 class LeaseService:
@@ -161,11 +167,13 @@ class LeaseService:
         asked, lease_type, max_retries = lease_types.parse(
             body, CONF.leases.max_retries)
         asked, hold_for = holds.parse(asked, CONF.leases.max_hold_for)
+        asked, keep_idle = idle_rules.parse(asked)
         values = lease_input.parse_create(
             asked, now, CONF.api.max_name_length,
             CONF.manager.minutes_before_end_lease)
         lease_types.check(lease_type, values, now)
-        values.update(lease_type=lease_type, max_retries=max_retries)
+        values.update(lease_type=lease_type, max_retries=max_retries,
+                      keep_idle=keep_idle)
         if hold_for is not None:
             values['hold_expires_at'] = holds.expiry(
                 hold_for, lease_type, values['end_date'], now)
@@ -472,6 +480,7 @@ class LeaseService:
             'hold_expires_at': values.get('hold_expires_at'),
             'series_id': values.get('series_id'),
             'occurrence': values.get('occurrence'),
+            'keep_idle': bool(values.get('keep_idle')),
         }
 
     def _insert(self, ctx, row_values, validated, events, idempotency):
@@ -664,9 +673,17 @@ class LeaseService:
         self._refuse_if_busy(ctx, lease_id)
         if body:
             quotas.approve(ctx, 'update', dict(body, id=lease_id))
-        with db_api.writer(ctx) as session:
+        with db_api.writer(ctx):
             lease = db_api.lease_get(ctx, lease_id, _scope(ctx),
                                      for_update=True)
+            change = self.update_locked(ctx, lease, body, now)
+        return self.updated(ctx, change)
+
+    def update_locked(self, ctx, lease, body, now):
+        """The update ``body`` of ``lease``, locked in the caller's
+        transaction; returns what :meth:`updated` says after the commit
+        (an opaque value)."""
+        with db_api.writer(ctx) as session:
             if lease.status in states.LEASE_BUSY:
                 # became busy since _refuse_if_busy looked
                 raise exceptions.LeaseBusy(
@@ -754,7 +771,14 @@ class LeaseService:
                                old_end=current['end_date'])
             db_api.flush(ctx)
             result = views.lease(lease)
-        if changes:
+        return _Updated(old_view, result, to_prepare if changes else None)
+
+    def updated(self, ctx, change):
+        """After the commit of :meth:`update_locked`: what the plugins
+        make for changed reservations, the notice (when anything
+        changed) and the engine woken; returns the lease's view."""
+        old_view, result, to_prepare = change
+        if to_prepare is not None:
             result = self._prepare(ctx, result, to_prepare)
         if result != old_view:
             # an empty body (or the same values again) changes nothing:
@@ -913,6 +937,15 @@ class LeaseService:
         # no engine wake-up: removing events never makes anything due
         # earlier; but what the leases held may be what others wait for
         self.released()
+
+    @staticmethod
+    def add_notice(lease, when):
+        """A ``notification`` event at ``when`` on ``lease`` (locked, in
+        the caller's transaction): the engine sends it to the lease's
+        project as a notification and to its webhooks, once; wake it
+        after the commit."""
+        lease.events.append(models.Event(**_event_values(
+            lease_events.NOTIFICATION, when)))
 
     def created(self, ctx, view, due_times):
         """After the commit of a new lease (not waiting, hunting or

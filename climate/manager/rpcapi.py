@@ -511,6 +511,35 @@ class ManagerAPI:
     def series_delete(self, ctx, series_id):
         return self._call(ctx, 'series_delete', series_id=series_id)
 
+    # -- /v1/maintenance-windows (climate.manager.maintenance) --------------
+
+    def maintenance_list(self, ctx):
+        return self._call(ctx, 'maintenance_list')
+
+    def maintenance_get(self, ctx, window_id):
+        return self._call(ctx, 'maintenance_get', window_id=window_id)
+
+    def maintenance_create(self, ctx, body):
+        return self._call(ctx, 'maintenance_create', body=body)
+
+    def maintenance_delete(self, ctx, window_id):
+        return self._call(ctx, 'maintenance_delete', window_id=window_id)
+
+    # -- /v1/idle-policies (climate.manager.idle) ----------------------------
+
+    def idle_policy_list(self, ctx):
+        return self._call(ctx, 'idle_policy_list')
+
+    def idle_policy_get(self, ctx, project_id):
+        return self._call(ctx, 'idle_policy_get', project_id=project_id)
+
+    def idle_policy_set(self, ctx, project_id, body):
+        return self._call(ctx, 'idle_policy_set', project_id=project_id,
+                          body=body)
+
+    def idle_policy_delete(self, ctx, project_id):
+        return self._call(ctx, 'idle_policy_delete', project_id=project_id)
+
     # -- /v1/usage (climate.manager.usage) ------------------------------------
 
     def usage(self, ctx, query):

@@ -43,6 +43,8 @@ from climate import dates
 from climate.db import api as db_api
 from climate.db import series as db_series
 from climate import exceptions
+from climate import fields
+from climate.lease import idle as idle_rules
 from climate.lease import input as lease_input
 from climate.lease import recurrence
 from climate.lease import types as lease_types
@@ -203,6 +205,7 @@ class SeriesService:
         rule = recurrence.parse(body[recurrence.FIELD],
                                 CONF.leases.max_occurrences)
         template = {k: v for k, v in body.items() if k != recurrence.FIELD}
+        idle_rules.parse(template)  # keep_idle, when given, is a boolean
         lease_type = template.get('lease_type')
         if lease_type not in SERIES_TYPES:
             raise exceptions.InvalidInput(
@@ -221,7 +224,8 @@ class SeriesService:
     @staticmethod
     def _values(body, now):
         return lease_input.parse_create(
-            {k: v for k, v in body.items() if k != 'lease_type'}, now,
+            {k: v for k, v in body.items()
+             if k not in ('lease_type', idle_rules.FIELD)}, now,
             CONF.api.max_name_length, CONF.manager.minutes_before_end_lease)
 
     @staticmethod
@@ -380,6 +384,7 @@ class SeriesService:
         body = occurrence_body(template, first_start, occ)
         values = self._values(body, now)
         values.update(lease_type=template.get('lease_type'),
+                      keep_idle=bool(template.get(idle_rules.FIELD)),
                       series_id=row.id, occurrence=occ.index)
         try:
             return self.leases.write_new(ctx, values, validated,
@@ -515,15 +520,10 @@ class SeriesService:
         with a new rule: its occurrences from there that exist (none may
         have started) deleted and booked again, in one transaction."""
         now = dates.utcnow()
-        if not isinstance(body, dict) or not body:
+        if not fields.object_of(body, 'a series update', UPDATE_FIELDS):
             raise exceptions.InvalidInput(
                 reason='the request body is a JSON object with any of %s' %
                        ', '.join(UPDATE_FIELDS))
-        unknown = sorted(set(body) - set(UPDATE_FIELDS))
-        if unknown:
-            raise exceptions.InvalidInput(
-                reason='%s: not a field of a series update; accepted: %s' % (
-                    ', '.join(unknown), ', '.join(UPDATE_FIELDS)))
         row = db_series.get(ctx, series_id, _scope(ctx))
         if row.status == recurrence.CANCELLED:
             raise exceptions.InvalidState(

@@ -14,8 +14,10 @@ from climate.manager import billing
 from climate.manager import floatingips
 from climate.manager import hosts
 from climate.manager import idempotency
+from climate.manager import idle
 from climate.manager import instances
 from climate.manager import leases
+from climate.manager import maintenance
 from climate.manager import networks
 from climate.manager import outages
 from climate.manager import plugins as plugin_registry
@@ -30,6 +32,7 @@ from climate.manager.workers import delivery
 from climate.manager.workers import events
 from climate.manager.workers import holds
 from climate.manager.workers import hunts
+from climate.manager.workers import idle as idle_worker
 from climate.manager.workers import power as power_planner
 from climate.manager.workers import retries
 from climate.manager.workers import series as series_worker
@@ -143,6 +146,11 @@ class ManagerService:
         self.holds = holds.HoldWorker(self.leases)
         self.series = series.SeriesService(self.leases, notifier)
         self.series_worker = series_worker.SeriesWorker(self.series)
+        self.maintenance = maintenance.MaintenanceService(
+            self.leases, self.plugins, notifier)
+        self.idle = idle.IdleService(self.leases, self.plugins)
+        # runs only with [idle] enabled
+        self.idle_worker = idle_worker.IdleWorker(self.idle)
         self.engine.capacity_released = self._released_all
         self.engine.hunter = self.hunter
         self._server = None
@@ -190,6 +198,8 @@ class ManagerService:
             outages.guard(networks.NetworksEndpoint(self.plugins)),
             outages.guard(webhooks.WebhooksEndpoint()),
             outages.guard(series.SeriesEndpoint(self.series)),
+            outages.guard(maintenance.MaintenanceEndpoint(self.maintenance)),
+            outages.guard(idle.IdleEndpoint(self.idle)),
             outages.guard(usage.UsageEndpoint()),
             outages.guard(quotas.QuotasEndpoint()),
             outages.guard(billing.BillingEndpoint())])
@@ -205,6 +215,7 @@ class ManagerService:
         self.hunts.start()
         self.holds.start()
         self.series_worker.start()
+        self.idle_worker.start()
         LOG.info('climate-manager %s started (plugins: %s)', self.host,
                  ', '.join(CONF.manager.plugins))
 
@@ -221,6 +232,7 @@ class ManagerService:
         self.hunts.stop()
         self.holds.stop()
         self.series_worker.stop()
+        self.idle_worker.stop()
         self.engine.stop()
         # after the engine: its last events' deliveries are claimed or left
         # pending for the other managers

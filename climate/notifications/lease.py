@@ -4,8 +4,10 @@ Event types: ``climate.lease.create``, ``.update``, ``.delete``, ``.start``,
 ``.end``, ``.before_end``, ``.event.notification`` (a user's event of
 type ``notification`` ran; its payload adds ``event``), ``.confirm`` and
 ``.hold_expired`` (a temporary hold confirmed, or expired unconfirmed);
-and ``climate.lease_series.occurrence_skipped`` and ``.stopped`` (an
-occurrence of a recurring series its horizon could not book).  The payload is
+``climate.lease_series.occurrence_skipped`` and ``.stopped`` (an
+occurrence of a recurring series its horizon could not book); and
+``climate.lease.maintenance`` (a maintenance window hit the lease: its
+payload adds ``maintenance``, what was done).  The payload is
 versioned: consumers check ``version`` (MAJOR.MINOR; a MINOR bump only adds
 fields) and read ``lease``, the lease exactly as ``GET /v1/leases/{id}``
 shows it, and (1.1) ``usage``, its resource-hours consumed and committed
@@ -40,6 +42,8 @@ HOLD_EXPIRED = 'hold_expired'
 SERIES_PAYLOAD_VERSION = '1.0'
 OCCURRENCE_SKIPPED = 'occurrence_skipped'
 SERIES_STOPPED = 'stopped'
+#: maintenance windows (microversion 1.16, climate.manager.maintenance)
+MAINTENANCE = 'maintenance'
 
 
 def payload(lease, event=None, usage=None):
@@ -87,6 +91,17 @@ class LeaseNotifier:
         except Exception:  # a metering outage must not undo a lease change
             LOG.exception('Could not send climate.lease.%s for %s', action,
                           lease['id'])
+
+    def send_maintenance(self, ctx, lease, entry):
+        """``climate.lease.maintenance``: a maintenance window hit
+        ``lease`` (its view after); ``entry``: the window's record of it
+        (the action and what was done; climate.manager.maintenance)."""
+        try:
+            self._notifier.info(ctx, 'climate.lease.%s' % MAINTENANCE,
+                                dict(payload(lease), maintenance=entry))
+        except Exception:
+            LOG.exception('Could not send climate.lease.%s for %s',
+                          MAINTENANCE, lease['id'])
 
     def send_series(self, ctx, action, series):
         """``climate.lease_series.<action>`` (``occurrence_skipped``,

@@ -220,6 +220,14 @@ class ResourcePlugin(abc.ABC):
     def before_end(self, ctx, lease, reservation, event):
         """Act before the end (notice, snapshot...).  Default: nothing."""
 
+    def in_use(self, ctx, lease, reservation):
+        """Whether anything uses the started reservation now (idle
+        reclaim, ``climate.manager.idle``): True, False, or None when the
+        plugin cannot tell (a lease it cannot tell about is never
+        reclaimed).  Read from the same backend as the start and end
+        actions.  Default: None."""
+        return None
+
     #: Whether :meth:`start_waits_for` may hold a start back: the event
     #: engine asks only then (a burst of starts is its hot path).
     waits_at_start = False

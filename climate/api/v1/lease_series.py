@@ -15,7 +15,9 @@ from pecan import rest
 
 from climate.api import microversion
 from climate.api.v1 import inventory
+from climate.api.v1 import leases
 from climate.api.v1 import types
+from climate.lease import idle
 from climate import policy
 
 VERSION = microversion.Version.parse('1.15')
@@ -47,6 +49,9 @@ class LeaseSeriesController(rest.RestController):
     def post(self):
         ctx = _authorize('create')
         body = types.parse(pecan.request, types.SeriesCreate)
+        if idle.FIELD in body and \
+                microversion.of(pecan.request) < leases.IDLE_VERSION:
+            raise leases.needs(idle.FIELD, leases.IDLE_VERSION)
         series = _rpc().series_create(ctx, body)
         pecan.response.status = 201
         return {'lease_series': series}

@@ -11,6 +11,7 @@ from climate.api.v1 import types
 from climate import dates
 from climate import exceptions
 from climate.lease import holds
+from climate.lease import idle
 from climate.lease import types as lease_types
 from climate.lease import views
 from climate import policy
@@ -25,6 +26,8 @@ PRECREATED_FIELDS = ('server_id', 'server', 'on_end')
 LEASE_TYPES_VERSION = microversion.Version.parse('1.11')
 #: Temporary holds (``hold_for``, ``/confirm``) and their states.
 HOLDS_VERSION = microversion.Version.parse('1.14')
+#: Idle reclaim: a lease that asks never to be reclaimed (``keep_idle``).
+IDLE_VERSION = microversion.Version.parse('1.17')
 #: Resource types newer than those fields, which take them at any version.
 NEWER_TYPES = ('virtual:volume', 'virtual:stack')
 LIST_PARAMS = frozenset(['limit', 'marker', 'sort_key', 'sort_dir', 'status',
@@ -127,10 +130,11 @@ def _refuse_newer_fields(body, types_of=None):
         if rtype in NEWER_TYPES:
             continue  # a new type: its fields (on_end) at any version
         field = next(f for f in PRECREATED_FIELDS if f in res)
-        raise _needs(field, PRECREATED_VERSION)
+        raise needs(field, PRECREATED_VERSION)
 
 
-def _needs(field, version):
+def needs(field, version):
+    """The 400 of a field newer than the request's microversion."""
     return exceptions.InvalidInput(
         reason='%s needs microversion %s or later (send '
                '"OpenStack-API-Version: %s %s")' % (
@@ -146,9 +150,12 @@ def _refuse_lease_type(body):
     if not _typed():
         for field in lease_types.FIELDS:
             if field in body:
-                raise _needs(field, LEASE_TYPES_VERSION)
+                raise needs(field, LEASE_TYPES_VERSION)
     if holds.FIELD in body and not _holds():
-        raise _needs(holds.FIELD, HOLDS_VERSION)
+        raise needs(holds.FIELD, HOLDS_VERSION)
+    if idle.FIELD in body and \
+            microversion.of(pecan.request) < IDLE_VERSION:
+        raise needs(idle.FIELD, IDLE_VERSION)
 
 
 def _holds():

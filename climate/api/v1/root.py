@@ -6,9 +6,11 @@ from climate.api import health
 from climate.api.v1 import billing
 from climate.api.v1 import floatingips
 from climate.api.v1 import hosts
+from climate.api.v1 import idle_policies
 from climate.api.v1 import instances
 from climate.api.v1 import lease_series
 from climate.api.v1 import leases
+from climate.api.v1 import maintenance
 from climate.api.v1 import networks
 from climate.api.v1 import quotas
 from climate.api.v1 import usage
@@ -43,3 +45,7 @@ pecan.route(V1Controller, 'volume-pools',
             volume_pools.VolumePoolsController())  # 1.5
 pecan.route(V1Controller, 'lease-series',
             lease_series.LeaseSeriesController())  # 1.15
+pecan.route(V1Controller, 'maintenance-windows',
+            maintenance.MaintenanceController())  # 1.16
+pecan.route(V1Controller, 'idle-policies',
+            idle_policies.IdlePoliciesController())  # 1.17

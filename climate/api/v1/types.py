@@ -91,6 +91,8 @@ class LeaseCreate(wtypes.Base):
     max_retries = json_scalar
     # microversion 1.14 (climate.lease.holds checks it)
     hold_for = json_scalar
+    # microversion 1.17 (climate.lease.idle checks it)
+    keep_idle = json_scalar
 
 
 class SeriesCreate(LeaseCreate):

@@ -481,6 +481,14 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         return [host_filters.host_facts(h)
                 for h in db_hosts.hosts_by_ids(ctx, ids)]
 
+    def in_use(self, ctx, lease, reservation):
+        """A server on any of the reservation's hosts (the backend's
+        reading; None from a backend that knows no servers)."""
+        if not self.backend.reports_servers:
+            return None
+        return any(self.backend.host_has_servers(host)
+                   for host in self._hosts(ctx, reservation.id))
+
     def on_start(self, ctx, lease, reservation, event):
         """Hand the hosts to the project (backend ``start``)."""
         self.backend.start(reservation.id, lease.project_id,
@@ -613,11 +621,8 @@ class PhysicalHostPlugin(base.ResourcePlugin):
             alloc = next((a for a in allocs if a.id == alloc_id), None)
             if alloc is None or alloc.computehost_id != old_host:
                 return False
-            matching = self.matching(ctx, res.params)
-            mine = {a.computehost_id for a in allocs}
             start = max(alloc.start_date, now)
-            new = next(self._free_hosts(ctx, matching, start,
-                                        alloc.end_date, mine), None)
+            new = self._swap_to_free(ctx, res, alloc, allocs, start)
             if new is None:
                 if not res.missing_resources:
                     res.missing_resources = True
@@ -627,7 +632,6 @@ class PhysicalHostPlugin(base.ResourcePlugin):
                                 old_host)
                     return True
                 return False
-            db_hosts.allocation_swap(ctx, alloc_id, old_host, new, start)
             if res.status == states.RES_ACTIVE:
                 rows = {h.id: h for h in db_hosts.hosts_by_ids(
                     ctx, [old_host, new])}
@@ -639,6 +643,51 @@ class PhysicalHostPlugin(base.ResourcePlugin):
                      old_host, new)
             db_api.flush(ctx)
             return True
+
+    def _swap_to_free(self, ctx, res, alloc, allocs, start, avoid=()):
+        """Move ``alloc`` of ``res`` (whose allocations are ``allocs``)
+        from ``start`` to a free matching host that is none of its own
+        nor of ``avoid``, in the caller's transaction; returns the new
+        host's id, None when no host is free."""
+        matching = self.matching(ctx, res.params)
+        skip = {a.computehost_id for a in allocs} | set(avoid)
+        new = next(self._free_hosts(ctx, matching, start, alloc.end_date,
+                                    skip), None)
+        if new is not None:
+            db_hosts.allocation_swap(ctx, alloc.id, alloc.computehost_id,
+                                     new, start)
+        return new
+
+    def move_off(self, ctx, lease, res, alloc_id, avoid):
+        """Move allocation ``alloc_id`` of ``res`` (a reservation of the
+        locked ``lease`` that has not started) whole to a free matching
+        host outside ``avoid`` (a maintenance window's hosts); returns
+        the new host's id, None when no host is free."""
+        allocs = db_hosts.allocations_of(ctx, res.id)
+        alloc = next((a for a in allocs if a.id == alloc_id), None)
+        if alloc is None:
+            return None
+        new = self._swap_to_free(ctx, res, alloc, allocs, alloc.start_date,
+                                 avoid)
+        if new is not None:
+            res.resources_changed = True
+            LOG.info('Reservation %s: host %s moved to %s (maintenance)',
+                     res.id, alloc.computehost_id, new)
+        return new
+
+    def free_host_for(self, ctx, res, alloc_id, avoid):
+        """The host :meth:`move_off` would likely take (read only: no lock,
+        so a concurrent booking may take it first), or None."""
+        allocs = db_hosts.allocations_of(ctx, res.id)
+        alloc = next((a for a in allocs if a.id == alloc_id), None)
+        if alloc is None:
+            return None
+        rows, _free = db_hosts.free_candidates(
+            ctx, self.matching(ctx, res.params), alloc.start_date,
+            alloc.end_date, 1, sched.fit_horizon(alloc.start_date,
+                                                 alloc.end_date),
+            exclude_hosts={a.computehost_id for a in allocs} | set(avoid))
+        return rows[0][0] if rows else None
 
     def _free_hosts(self, ctx, matching, start, end, skip):
         """Best-fitting free hosts over the window, locked and re-checked,

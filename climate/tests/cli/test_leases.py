@@ -547,3 +547,87 @@ def test_recurring_series(cli):
     shown = json.loads(cli('series-show', 'lab', '-f', 'json',
                            project=project).out)
     assert shown['status'] == 'CANCELLED'
+
+
+ADMIN = 'admin,member,reader'
+
+
+def test_maintenance_windows(cli):
+    project = _project()
+    start = _utcnow() + datetime.timedelta(days=400, hours=1)
+    window = ['--start-date', start.strftime(ISO), '--end-date',
+              (start + datetime.timedelta(hours=2)).strftime(ISO)]
+    done = cli('host-create', 'mw-host-%s' % project, project=project,
+               roles=ADMIN)
+    assert done.code == 0, done
+    host = 'mw-host-%s' % project
+    done = cli('lease-create', 'on-it', '--reservation',
+               'resource_type=physical:host,min=1,max=1,'
+               'hypervisor_properties=["=", "$hypervisor_hostname", '
+               '"%s"]' % host, *window, '-f', 'json', project=project)
+    assert done.code == 0, done
+    lease = json.loads(done.out)
+    done = cli('maintenance-plan', 'mw-%s' % project, '--host', host,
+               *window, '-f', 'json', project=project, roles=ADMIN)
+    assert done.code == 0, done
+    plan = json.loads(done.out)
+    assert [(hit['lease_id'], sorted(hit['options'])) for hit in
+            plan['affected']] == [(lease['id'], ['leave'])]
+    done = cli('maintenance-create', 'mw-%s' % project, '--host', host,
+               *window, project=project, roles=ADMIN)
+    assert done.code != 0
+    assert 'hits leases without an action' in done.err, done
+    done = cli('maintenance-create', 'mw-%s' % project, '--host', host,
+               *window, '--action', '%s=shorten' % lease['id'],
+               project=project, roles=ADMIN)
+    assert done.code != 0
+    assert 'cannot shorten lease' in done.err, done
+    done = cli('maintenance-create', 'mw-%s' % project, '--host', host,
+               *window, '--action', 'nonsense', project=project,
+               roles=ADMIN)
+    assert done.code != 0
+    assert "--action 'nonsense'" in done.err, done
+    done = cli('lease-delete', 'on-it', project=project)
+    assert done.code == 0, done
+    done = cli('maintenance-create', 'mw-%s' % project, '--host', host,
+               *window, '--reason', 'firmware', '-f', 'json',
+               project=project, roles=ADMIN)
+    assert done.code == 0, done
+    applied = json.loads(done.out)
+    assert applied['status'] == 'APPLIED' and applied['affected'] == []
+    done = cli('maintenance-delete', 'mw-%s' % project, project=project,
+               roles=ADMIN)
+    assert done.code == 0, done
+    shown = json.loads(cli('maintenance-show', 'mw-%s' % project, '-f',
+                           'json', project=project, roles=ADMIN).out)
+    assert shown['status'] == 'CANCELLED'
+
+
+def test_idle_policies(cli):
+    project = _project()
+    done = cli('idle-policy-show', project, project=project)
+    assert done.code != 0
+    assert 'has no idle policy' in done.err, done
+    done = cli('idle-policy-set', project, '--warn-after', '3600',
+               '--end-after', '7200', '--resource-type', 'physical:host',
+               '-f', 'json', project=project, roles=ADMIN)
+    assert done.code == 0, done
+    policy = json.loads(done.out)
+    assert (policy['warn_after'], policy['end_after'],
+            policy['resource_types']) == (3600, 7200, ['physical:host'])
+    done = cli('idle-policy-set', project, '--warn-after', '0',
+               project=project, roles=ADMIN)
+    assert done.code != 0
+    assert 'warn_after must be a whole number of seconds, at least 1' in \
+        done.err, done
+    shown = json.loads(cli('idle-policy-show', project, '-f', 'json',
+                           project=project).out)
+    assert shown['warn_after'] == 3600
+    done = cli('lease-create', 'kept', '--reservation', 'resource_type=noop',
+               '--start-date', _later(hours=2), '--end-date',
+               _later(hours=3), '--keep-idle', '-f', 'json',
+               project=project)
+    assert done.code == 0, done
+    assert json.loads(done.out)['keep_idle'] is True
+    done = cli('idle-policy-delete', project, project=project, roles=ADMIN)
+    assert done.code == 0, done

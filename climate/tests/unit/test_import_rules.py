@@ -216,7 +216,8 @@ def test_the_plugins_shared_helpers_import_no_plugin():
 
 
 #: What the lease's own rules (``climate.lease``) stand on.
-LEASE_RULES_IMPORT = {'climate.dates', 'climate.exceptions', 'climate.states'}
+LEASE_RULES_IMPORT = {'climate.dates', 'climate.exceptions', 'climate.states',
+                      'climate.fields'}
 
 
 def test_the_lease_rules_import_only_the_low_modules():

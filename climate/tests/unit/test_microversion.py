@@ -22,10 +22,11 @@ def headers(value=None):
 def test_the_versions():
     assert microversion.VERSIONS == (
         '1.0', '1.1', '1.2', '1.3', '1.4', '1.5', '1.6', '1.7', '1.8',
-        '1.9', '1.10', '1.11', '1.12', '1.13', '1.14', '1.15')
-    assert (microversion.MIN, microversion.MAX) == ('1.0', '1.15')
+        '1.9', '1.10', '1.11', '1.12', '1.13', '1.14', '1.15',
+        '1.16', '1.17')
+    assert (microversion.MIN, microversion.MAX) == ('1.0', '1.17')
     assert microversion.MIN_VERSION == (1, 0)
-    assert microversion.MAX_VERSION == (1, 15)
+    assert microversion.MAX_VERSION == (1, 17)
     assert microversion.SERVICE_TYPE == 'reservation'
     assert microversion.HEADER == 'OpenStack-API-Version'
 
@@ -51,7 +52,7 @@ def test_version_parse_refuses(text):
     (None, (1, 0)),
     ('reservation 1.0', (1, 0)),
     ('reservation 1.1', (1, 1)),
-    ('reservation latest', (1, 15)),
+    ('reservation latest', (1, 17)),
     ('RESERVATION 1.1', (1, 1)),
     ('compute 2.90', (1, 0)),
     ('compute 2.90, reservation 1.1', (1, 1)),
@@ -62,9 +63,9 @@ def test_from_headers(value, expected):
     assert microversion.from_headers(headers(value)) == expected
 
 
-@pytest.mark.parametrize('value', ['reservation 1.16', 'reservation 2.0',
+@pytest.mark.parametrize('value', ['reservation 1.18', 'reservation 2.0',
                                    'reservation 99.0'],
-                         ids=['1-16', '2-0', '99-0'])
+                         ids=['1-18', '2-0', '99-0'])
 def test_from_headers_out_of_range(value):
     with pytest.raises(LookupError) as info:
         microversion.from_headers(headers(value))
@@ -117,8 +118,8 @@ def call(path, value=None):
 def test_middleware_negotiates_and_echoes():
     resp, seen = call('/v1/leases', 'reservation latest')
     assert resp.status_int == 200
-    assert seen == [(1, 15)]
-    assert resp.headers['OpenStack-API-Version'] == 'reservation 1.15'
+    assert seen == [(1, 17)]
+    assert resp.headers['OpenStack-API-Version'] == 'reservation 1.17'
     assert resp.headers['Vary'] == 'OpenStack-API-Version'
 
 
@@ -149,13 +150,13 @@ def test_middleware_400_for_malformed():
 
 
 def test_middleware_406_for_out_of_range():
-    resp, seen = call('/v1/leases', 'reservation 1.16')
+    resp, seen = call('/v1/leases', 'reservation 1.18')
     assert seen == []
     assert resp.status_int == 406
     assert json.loads(resp.text) == {
         'error_code': 406, 'error_name': 'APIVersionNotAcceptable',
-        'error_message': 'Version 1.16 is not supported by the API. Minimum '
-                         'is 1.0 and maximum is 1.15.'}
+        'error_message': 'Version 1.18 is not supported by the API. Minimum '
+                         'is 1.0 and maximum is 1.17.'}
 
 
 @pytest.mark.parametrize('asked,needed', [

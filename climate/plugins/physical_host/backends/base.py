@@ -54,6 +54,10 @@ class InventoryBackend(abc.ABC):
         climate.exceptions.HostNotInCloud (404) when the cloud doesn't know
         it, MultipleHostsFound (409) when the name picks several."""
 
+    #: Whether :meth:`host_has_servers` reads real servers (idle reclaim
+    #: trusts only such a backend's "no server").
+    reports_servers = True
+
     @abc.abstractmethod
     def host_has_servers(self, host):
         """True when servers run on ``host`` (a facts dict)."""

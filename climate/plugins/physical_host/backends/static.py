@@ -50,6 +50,9 @@ class StaticBackend(base.InventoryBackend):
                 'cpu_info': None, 'hypervisor_type': 'static',
                 'hypervisor_version': None}
 
+    #: servers are not known here: nothing says a host is idle
+    reports_servers = False
+
     def host_has_servers(self, host):
         return False
 

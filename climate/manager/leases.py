@@ -421,16 +421,20 @@ class LeaseService:
         self.released()
         return view
 
-    def validated(self, ctx, requests):
+    def validated(self, ctx, requests, as_caller=True):
         """Each ``(resource type, params)`` request checked by its
         plugin (``validate``, then ``check`` as the caller), preceded by
         its parts (``ResourcePlugin.parts``) checked by theirs, as
-        :class:`_Request` items in the order they are booked."""
+        :class:`_Request` items in the order they are booked.  Not
+        ``as_caller``: without the checks made as the caller (a series'
+        later occurrence, whose template they passed at its create; the
+        manager has no token of the user then)."""
         out = []
         for rtype, params in requests:
             plugin = self.plugins.get(rtype)
             params = plugin.validate(params)
-            plugin.check(ctx, params)
+            if as_caller:
+                plugin.check(ctx, params)
             owner = len(out) + len(plugin.parts(params))
             out.extend(self._parts(plugin, params, owner))
             out.append(_Request(plugin, params))

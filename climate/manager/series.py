@@ -436,7 +436,8 @@ class SeriesService:
                 template = row.template
                 validated = self.leases.validated(
                     ctx, self._values(occurrence_body(
-                        template, row.first_start, occ), now)['reservations'])
+                        template, row.first_start, occ), now)[
+                            'reservations'], as_caller=False)
                 made = self._write_next(ctx, row.id, row.generation, occ,
                                         validated, now)
             except _Refused as refused:

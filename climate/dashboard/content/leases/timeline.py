@@ -16,7 +16,7 @@ from climate.dashboard import display
 #: leases on a page of the timeline
 LANES = 40
 #: the ticks of the axis
-TICKS = 8
+TICKS = 6
 #: the narrowest bar (percent of the window): a short lease stays visible
 MIN_WIDTH = 0.4
 

@@ -7,10 +7,14 @@ climate-api and climate-manager, driven in Debian's Chromium (headless,
   the Leases create form, finds it in the table and on its page, extends
   it (update form), sees the API's own 409 sentence when asking more
   hosts than exist, and deletes it.
+- The member sees the lease on the project's timeline, and creates a
+  series from the same form with a rule, finds it with the series and
+  cancels it.
 - An admin opens the hosts' table and calendar, the usage and quotas
-  page and the health page.
-- The Leases page with 1,000 leases and the hosts' calendar with 10,000
-  hosts (rows written straight into Climate's database): their render
+  page, every project's usage, the other inventories, plans a
+  maintenance window over the leases and opens the health page.
+- The Leases page and timeline with 1,000 leases and the hosts'
+  calendar with 10,000 hosts (rows written straight into Climate's database): their render
   times are printed (target 2 s, issue 36), with a loose bound only.
 
 Every page's screenshot goes to ``$CLIMATE_IT_ARTIFACTS`` (the test's
@@ -340,6 +344,17 @@ def test_member_books_extends_and_deletes_a_host_lease(
         _row_css(lease['id'])).text, 'the new end in the table')
     member.shot('leases-extended')
 
+    # the project's leases over time: its bar, its name and dates on hover
+    member.click('#leases__action_timeline')
+    bar = member.visible('#leases_timeline a.lease[data-lease="%s"]'
+                         % lease['id'])
+    hover = bar.get_attribute('title')
+    assert hover.startswith('browser-lease (Pending): %s UTC to %s UTC' % (
+        _text(start), _text(later))), hover
+    assert bar.size['width'] > 0
+    member.shot('leases-timeline')
+    member.open('/project/leases/')
+
     # more hosts than exist: the API's 409, in its own words
     too_many = hosts + 7
     body = {'name': 'too-many', 'start_date': _text(start),
@@ -379,6 +394,39 @@ def test_member_books_extends_and_deletes_a_host_lease(
         time.sleep(0.5)
     assert _leases_of(api, tokens['demo']) == []
     member.shot('leases-deleted')
+
+    # a series from the same form, with a rule: two daily occurrences,
+    # listed with the series, then cancelled (its leases deleted)
+    first, first_end = _window(days=2)
+    member.click('#leases__action_create')
+    member.fill({'id_name': 'browser-series', 'id_start_date': _text(first),
+                 'id_end_date': _text(first_end),
+                 'id_rrule': 'FREQ=DAILY;COUNT=2',
+                 'id_timezone': 'Europe/Paris', 'id_resource_type': 'host',
+                 'id_min_hosts': '1', 'id_max_hosts': '1'})
+    member.submit_modal()
+    member.says('Series "browser-series" created: 2 occurrences booked, '
+                '0 skipped.')
+    assert sorted(x['name'] for x in _leases_of(api, tokens['demo'])) == [
+        'browser-series #1', 'browser-series #2']
+    resp = api.call('GET', '/v1/lease-series', tokens['demo'],
+                    version='1.15')
+    assert resp.status_code == 200, resp.text
+    [series] = resp.json()['lease_series']
+    assert series['recurrence']['timezone'] == 'Europe/Paris'
+    row = member.visible('tr[data-object-id="%s"]' % series['id'])
+    assert 'FREQ=DAILY;COUNT=2' in row.text and 'Active' in row.text, \
+        row.text
+    member.shot('series')
+    member.click('tr[data-object-id="%s"] [id$="__action_cancel"]'
+                 % series['id'])
+    member.click('.modal-footer .btn-danger, .modal-footer .btn-primary')
+    member.says('Cancelled Series')
+    deadline = time.monotonic() + WAIT
+    while _leases_of(api, tokens['demo']) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert _leases_of(api, tokens['demo']) == []
+    member.shot('series-cancelled')
 
 
 # ---------------------------------------------------------------------------
@@ -441,6 +489,53 @@ def test_admin_sees_the_hosts_calendar_usage_and_health(
         assert bar.size['width'] > 0.9 * bar.find_element(
             'xpath', '..').size['width']
     admin.shot('usage')
+
+    # every project's usage: the member's project too, its chart and page
+    demo_project = cloud.session('demo').get_project_id()
+    admin.open('/admin/reservation_projects/')
+    row = admin.visible('tr[data-object-id="%s"]' % demo_project)
+    if start.month == datetime.datetime.now(datetime.timezone.utc).month:
+        # the member's lease: two hosts for 3 hours
+        assert '6.0 host-hours' in row.text, row.text
+        bar = admin.visible('#projects_charts [data-unit="host-hours"] '
+                            '.bar-row[data-id="%s"] .part-future'
+                            % demo_project)
+        assert bar.size['width'] > 0.9 * bar.find_element(
+            'xpath', '..').size['width']
+    admin.shot('project-usage')
+    admin.click('tr[data-object-id="%s"] a' % demo_project)
+    admin.visible('#usage')
+    admin.shot('project-usage-demo')
+
+    # the other inventories: their tables and add forms
+    for path, table in (('reservation_volume_pools', 'volume_pools'),
+                        ('reservation_floatingips', 'floatingips'),
+                        ('reservation_networks', 'networks')):
+        admin.open('/admin/%s/' % path)
+        admin.visible('#%s' % table)
+        admin.shot(path)
+
+    # a maintenance window on every host from an hour into the leases:
+    # the plan lists both projects' leases with their options (each may
+    # end when the window starts), nothing written
+    admin.open('/admin/reservation_maintenance/')
+    admin.click('#windows__action_plan')
+    hour = datetime.timedelta(hours=1)
+    admin.fill({'id_name': 'browser-maintenance',
+                'id_reason': 'firmware', 'id_start_date': _text(start + hour),
+                'id_end_date': _text(end + hour),
+                'id_hosts': ' '.join(names)})
+    admin.click('#plan_button')
+    admin.visible('#plan_hits')
+    admin.says('2 leases hit')
+    for who in ('demo', 'admin'):
+        admin.says('%s-lease' % who)
+    admin.says('Shorten: ends at')
+    admin.shot('maintenance-plan')
+    resp = api.call('GET', '/v1/maintenance-windows', tokens['admin'],
+                    version='1.16')
+    assert resp.status_code == 200 and \
+        resp.json()['maintenance_windows'] == [], resp.text
 
     admin.open('/admin/reservation_health/')
     admin.says('database')
@@ -674,6 +769,20 @@ def test_pages_at_scale_render_in_time(cloud, api, tokens, browsers,
     times = _timed(member, '/project/leases/', leases_page)
     member.shot('leases-1000')
     lines.append(_timing('Leases page, %d leases' % SCALE_LEASES, times))
+    report(lines[-1])
+    assert min(times) < SANE_SECONDS
+
+    def timeline_page():
+        # the week's first page of lanes, in the order of their starts,
+        # and the link to the next
+        lanes = member.all('#leases_timeline a.lease')
+        assert len(lanes) == 40, len(lanes)
+        assert lanes[0].text == 'scale-0000', lanes[0].text
+        assert member.all('#timeline_more')
+    times = _timed(member, '/project/leases/timeline/', timeline_page)
+    member.shot('leases-timeline-1000')
+    lines.append(_timing('Leases timeline, %d leases' % SCALE_LEASES,
+                         times))
     report(lines[-1])
     assert min(times) < SANE_SECONDS
 

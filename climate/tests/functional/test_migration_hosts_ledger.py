@@ -31,11 +31,11 @@ WINDOWS = [
 
 def _populate(conn):
     meta = sa.MetaData()
-    # the tables as 0008 left them; leases and reservations as the models
-    # say (0009 leaves them alone, and the models know their JSON)
+    # the tables as 0008 left them (leases too: later migrations add
+    # columns the models have); reservations as the models say (0009
+    # leaves them alone, and the models know their JSON)
     tables = {name: sa.Table(name, meta, autoload_with=conn) for name in (
-        'computehosts', 'computehost_allocations')}
-    tables['leases'] = models.Lease.__table__
+        'computehosts', 'computehost_allocations', 'leases')}
     tables['reservations'] = models.Reservation.__table__
     conn.execute(tables['computehosts'].insert(), [
         dict(id=i, hypervisor_hostname='h%d' % i, service_name='h%d' % i,

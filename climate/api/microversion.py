@@ -57,7 +57,8 @@ History (also in doc/source/api-microversions.rst):
   ``dry_run`` for the plan; GET, DELETE of one), administrators'.
 * 1.17 - idle reclaim: ``/v1/idle-policies`` (GET; GET, PUT, DELETE of a
   project's), ``keep_idle`` in a lease create, and each lease's
-  ``keep_idle``, ``last_used_at`` and ``idle_warned_at``.
+  ``keep_idle``, ``last_used_at``, ``idle_warned_at`` and
+  ``idle_ended_at``.
 """
 
 import re

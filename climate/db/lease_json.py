@@ -297,6 +297,7 @@ def _rendered(dialect_name):
         ('keep_idle', kit.boolean(lease.keep_idle)),
         ('last_used_at', kit.date(lease.last_used_at)),
         ('idle_warned_at', kit.date(lease.idle_warned_at)),
+        ('idle_ended_at', kit.date(lease.idle_ended_at)),
         ('created_at', kit.timestamp(lease.created_at)),
         ('updated_at', kit.timestamp(lease.updated_at)),
         ('reservations', kit.array(

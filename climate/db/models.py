@@ -87,6 +87,9 @@ class Lease(TimestampMixin, Base):
                           server_default=sa.false())
     last_used_at = sa.Column(sa.DateTime, nullable=True)
     idle_warned_at = sa.Column(sa.DateTime, nullable=True)
+    # when idle reclaim moved its end (once: the managers that come after
+    # find it set)
+    idle_ended_at = sa.Column(sa.DateTime, nullable=True)
     # the lease's API body as a listing shows it, reservations and events
     # included, re-rendered by every transaction that changes them
     # (climate.db.lease_json); not loaded with the lease

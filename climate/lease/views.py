@@ -98,6 +98,7 @@ def lease(row):
         'keep_idle': bool(row.keep_idle),
         'last_used_at': dates.format(row.last_used_at),
         'idle_warned_at': dates.format(row.idle_warned_at),
+        'idle_ended_at': dates.format(row.idle_ended_at),
         'created_at': dates.format_timestamp(row.created_at),
         'updated_at': dates.format_timestamp(row.updated_at),
         'reservations': [reservation(r) for r in sorted(

@@ -17,7 +17,8 @@ on its hosts, read from Nova as the start and end actions are).
   project as a notification and to its webhooks.
 - Unused for ``end_after``, warned: ended early (its end moved to a
   second from now, as ``PUT /v1/leases/{id}`` would, so the end event
-  takes its resources back), its ``status_reason`` saying why.
+  takes its resources back), ``idle_ended_at`` set (so that the managers
+  that come after leave it), its ``status_reason`` saying why.
 
 Each step is one transaction that locks the lease and checks it again,
 so of several managers one acts and the others find it done, on Galera
@@ -129,7 +130,8 @@ class IdleService:
         (``climate.lease.idle``'s USED, WARN, END...), None when it is
         not watched."""
         lease = db_api.lease_get(ctx, lease_id)
-        if lease.status != states.ACTIVE or lease.keep_idle:
+        if lease.status != states.ACTIVE or lease.keep_idle or \
+                lease.idle_ended_at is not None:
             return None
         policy = self.policy_for(ctx, lease.project_id)
         if policy is None:
@@ -161,6 +163,8 @@ class IdleService:
     def _used(self, ctx, lease_id, now):
         with db_api.writer(ctx):
             lease = db_api.lease_get(ctx, lease_id, for_update=True)
+            if lease.idle_ended_at is not None:
+                return  # its end is on its way
             lease.last_used_at = now
             if lease.idle_warned_at is not None:
                 lease.idle_warned_at = None
@@ -196,8 +200,10 @@ class IdleService:
             lease = db_api.lease_get(ctx, lease_id, for_update=True)
             if lease.status != states.ACTIVE or lease.keep_idle or \
                     lease.idle_warned_at is None or \
+                    lease.idle_ended_at is not None or \
                     lease.end_date <= now + END_LEAD:
                 return None  # used again, ended, or by another manager
+            lease.idle_ended_at = now
             lease.status_reason = (
                 'ended early by idle reclaim: nothing used its reservations '
                 'since %s UTC (its project\'s policy ends a lease idle for '

@@ -128,7 +128,7 @@ def test_windows_take_their_hosts_and_never_overbook(climate):
         print('last refusal of %s: %s' % (name, answer['error_message']))
         assert answer['error_name'] in (
             'MaintenanceUnresolved', 'MaintenanceActionImpossible',
-            'MaintenanceNothingLeft', 'NotEnoughHostsAvailable',
+            'MaintenanceNothingLeft', 'NotEnoughHosts',
             'DatabaseBusy', 'LeaseBusy'), answer
     assert applied, refused
 

@@ -150,8 +150,14 @@ def test_an_idle_lease_is_warned_once_then_ended_once(env, monkeypatch):
     assert ended['status_reason'].startswith('ended early by idle reclaim')
     end = dates.parse_output(ended['end_date'])
     assert end - (now + 10 * HOUR) <= datetime.timedelta(seconds=1)
-    # once: the end moved already
+    assert ended['idle_ended_at'] is not None
+    # once, whatever the other managers' clocks: one whose pass began
+    # earlier does not move the end again
     assert env.manager.idle.check(ctx, lease['id'], now + 10 * HOUR) is None
+    assert env.manager.idle.check(
+        ctx, lease['id'], now + 10 * HOUR - datetime.timedelta(
+            seconds=5)) is None
+    assert get(env, lease['id'])['end_date'] == ended['end_date']
     # the kept lease was never looked at
     assert get(env, kept['id'])['idle_warned_at'] is None
     assert servers.running is False

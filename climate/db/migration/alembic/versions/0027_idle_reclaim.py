@@ -3,7 +3,7 @@ then ended early (``climate.manager.idle``).
 
 ``idle_policies`` holds each project's policy; ``leases`` gains
 ``keep_idle`` (a lease that asked never to be reclaimed),
-``last_used_at`` and ``idle_warned_at``.  Every lease's body shows them,
+``last_used_at``, ``idle_warned_at`` and ``idle_ended_at``.  Every lease's body shows them,
 so the stored listing bodies are cleared, as 0024 does.
 
 Revision ID: 0027
@@ -37,6 +37,8 @@ def upgrade():
                                       nullable=True))
     op.add_column('leases', sa.Column('idle_warned_at', sa.DateTime,
                                       nullable=True))
+    op.add_column('leases', sa.Column('idle_ended_at', sa.DateTime,
+                                      nullable=True))
     op.execute('UPDATE leases SET body = NULL')
 
 
@@ -44,6 +46,7 @@ def downgrade():
     op.execute('UPDATE leases SET body = NULL')
     # not batch_alter_table: on SQLite it copies the table, and the
     # copy's drop would cascade to every reservation and event
+    op.drop_column('leases', 'idle_ended_at')
     op.drop_column('leases', 'idle_warned_at')
     op.drop_column('leases', 'last_used_at')
     op.drop_column('leases', 'keep_idle')

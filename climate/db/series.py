@@ -68,21 +68,18 @@ def occurrences(ctx, series_ids):
     return found
 
 
-def occurrence_leases(ctx, series_id, from_index=0, for_update=False):
+def occurrence_leases(ctx, series_id, from_index=0):
     """The lease rows (ORM, with reservations and events) of a series'
-    occurrences numbered ``from_index`` or later, in order; locked when
-    ``for_update`` (in id order, as every batch locks leases)."""
+    occurrences numbered ``from_index`` or later, in order, locked (in id
+    order, as every batch locks leases)."""
     with db_api.reader(ctx) as session:
         ids = session.scalars(sa.select(Lease.id).where(
             Lease.series_id == series_id,
             Lease.occurrence >= from_index).order_by(Lease.id)).all()
     if not ids:
         return []
-    if for_update:
-        leases = db_api.leases_locked(ctx, ids)
-    else:
-        leases = [db_api.lease_get(ctx, lease_id) for lease_id in ids]
-    return sorted(leases, key=lambda lease: lease.occurrence)
+    return sorted(db_api.leases_locked(ctx, ids),
+                  key=lambda lease: lease.occurrence)
 
 
 def due(ctx, horizon_end, limit):

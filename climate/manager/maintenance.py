@@ -245,8 +245,10 @@ class MaintenanceService:
         asked = self._parse(ctx, body, now)
         if asked['dry_run']:
             return self._plan_view(asked, self._hits(ctx, asked, now))
-        unknown = sorted(set(asked['actions']) - set(
-            self._hits(ctx, asked, now)))
+        # the leases hit, without their options (each a free-host search)
+        hit = {lease.id for _b, _r, lease in db_maintenance.bookings_on(
+            ctx, sorted(asked['hosts']), asked['start'], asked['end'])}
+        unknown = sorted(set(asked['actions']) - hit)
         if unknown:
             raise _invalid('actions name leases the window does not hit: '
                            '%s' % ', '.join(unknown))

@@ -342,8 +342,8 @@ class SeriesService:
                 row.first_index = first_index
                 row.first_start, row.first_end = first_start, first_end
             if replaced is not None:
-                for lease in db_series.occurrence_leases(
-                        ctx, row.id, replaced, for_update=True):
+                for lease in db_series.occurrence_leases(ctx, row.id,
+                                                         replaced):
                     self._check_replaceable(lease)
                     made.append((self.leases.delete_locked(ctx, lease),
                                  None))
@@ -607,8 +607,7 @@ class SeriesService:
         deleted = []
         with db_api.writer(ctx) as session:
             row = db_series.get(ctx, series_id, _scope(ctx), for_update=True)
-            for lease in db_series.occurrence_leases(ctx, row.id,
-                                                     for_update=True):
+            for lease in db_series.occurrence_leases(ctx, row.id):
                 if lease.status in NOT_STARTED and not any(
                         ev.status == states.IN_PROGRESS
                         for ev in lease.events):
